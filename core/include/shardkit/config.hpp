@@ -42,6 +42,9 @@ RawConfig parse_flags(const std::vector<std::string>& args);
 /// keys. A syntax error is a ConfigError naming the file, line and column.
 RawConfig load_config_file(const std::string& path);
 
+/// Declared below; Schema names it as a friend.
+class Config;
+
 /// One option in a schema: a spec under a full dotted key, and who declared it.
 struct SchemaEntry {
   std::string key;      ///< full dotted key, e.g. "policy.hidden_dim"
@@ -67,7 +70,9 @@ class Schema {
   /// Keys that may be given without being declared, e.g. "plugins", "help".
   void allow_extra(const std::string& key);
 
+  /// Every active option, in the order added.
   const std::vector<SchemaEntry>& entries() const { return entries_; }
+  /// The active option with this full dotted key, or nullptr.
   const SchemaEntry* find(const std::string& key) const;
 
   /// Formats the entries whose owner is `owner` (or all when empty) for --help.
@@ -87,22 +92,32 @@ class Schema {
 /// A resolved, validated configuration: every schema key has a typed value.
 class Config {
  public:
+  /// An empty configuration.
   Config() = default;
 
+  /// Whether `key` has a value.
   bool has(const std::string& key) const;
+  /// The value of `key`; ConfigError naming the key when absent or of another type.
   bool get_bool(const std::string& key) const;
+  /// The value of `key`; ConfigError naming the key when absent or of another type.
   std::int64_t get_int(const std::string& key) const;
   double get_float(const std::string& key) const;  ///< also accepts Int values
+  /// The value of `key`; ConfigError naming the key when absent or of another type.
   std::string get_string(const std::string& key) const;
   const Value& get(const std::string& key) const;  ///< ConfigError when absent
+  /// Sets or replaces the value of `key` (no schema check).
   void set(const std::string& key, Value value);
 
   /// The values under `prefix` ("policy.") with the prefix removed.
   Config section(const std::string& prefix) const;
 
+  /// Every value, keyed by full dotted key.
   const std::map<std::string, Value>& values() const { return values_; }
 
-  /// Nested, pretty-printed JSON ({"policy": {"type": "mlp", ...}, "steps": 100}).
+  /// Nested, pretty-printed JSON ({"policy": {"type": "mlp", ...}, "steps": 100}):
+  /// keys sorted, 2-space indent, doubles as to_string() writes them so they read back
+  /// bit for bit. ConfigError when a key is both a value and a group ("a" and "a.b"),
+  /// a double is not finite, or a string is not valid UTF-8.
   std::string to_json() const;
   /// Inverse of to_json() (values keep their JSON types: int, double, bool, string).
   static RawConfig from_json_text(const std::string& text, const std::string& origin);
@@ -117,6 +132,13 @@ class Config {
 ///  - key of a plugin that is not selected: names the owner and the selector
 ///  - wrong type: "--steps=abc: expected an integer"
 ///  - out of range / not a choice: names the value and what is allowed
+/// All errors are collected and thrown as one ConfigError, one per line.
+/// Type rules: a string (a flag, or a quoted file value) is parsed as the option's type
+/// (bool: true/false/1/0/yes/no, any case; int: a whole base-10 number; float: a finite
+/// decimal or scientific number). A typed file value must have the option's type, except
+/// that an int is accepted for a float option and written in decimal for a string option.
+/// Keys allowed with Schema::allow_extra() take any value, stored as its to_string().
+/// An option whose default is empty and whose type is not String has no value unless given.
 Config resolve(const Schema& schema, const RawConfig& file, const RawConfig& flags);
 
 /// Edit distance used for "did you mean" suggestions (exposed for tests).

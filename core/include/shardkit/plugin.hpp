@@ -26,8 +26,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <torch/version.h>
 
@@ -62,6 +64,8 @@ struct PluginContext {
   const Config* full_config = nullptr;     ///< the whole resolved configuration
   std::shared_ptr<spdlog::logger> logger;  ///< the host's rank-prefixed logger
   const Runtime* runtime = nullptr;        ///< rank, world size, device
+  /// For policies: the dataset's feature shapes (name -> shape without batch dim).
+  std::map<std::string, std::vector<std::int64_t>> features;
 };
 
 /// Creates the plugin's object. May throw; the host reports the plugin's name.

@@ -1,0 +1,63 @@
+// Backend `single`: one process, no communication; refuses to run under a multi-process launcher.
+#include <shardkit/backend.hpp>
+#include <shardkit/error.hpp>
+#include <shardkit/optim/grad_clip.hpp>
+#include <shardkit/plugin.hpp>
+#include <shardkit/runtime.hpp>
+
+namespace {
+
+class SingleBackend final : public shardkit::Backend {
+ public:
+  explicit SingleBackend(const shardkit::PluginContext& ctx) {
+    if (ctx.runtime && ctx.runtime->multi_process())
+      throw shardkit::ConfigError(
+          "--distributed_backend=single runs one process, but this process is rank " +
+          std::to_string(ctx.runtime->rank) + " of WORLD_SIZE=" +
+          std::to_string(ctx.runtime->world_size) +
+          "; two processes must never train two models into one folder: use "
+          "--distributed_backend=auto (or ddp) under a launcher, or start one process");
+  }
+
+  void setup(shardkit::Policy& policy) override { policy_ = &policy; }
+
+  std::vector<shardkit::ParamShard> parameters() override {
+    std::vector<shardkit::ParamShard> params;
+    for (const auto& item : policy_->named_parameters()) {
+      if (!item.value().requires_grad()) continue;
+      params.push_back({item.key(), item.value(),
+                        shardkit::ShardLayout::whole(item.value().sizes().vec()), true});
+    }
+    return params;
+  }
+
+  void set_gradient_sync(bool) override {}
+  void finish_gradients() override {}
+
+  double clip_grad_norm(double max_norm) override {
+    std::vector<torch::Tensor> grads;
+    for (const auto& p : policy_->parameters()) grads.push_back(p.grad());
+    return shardkit::clip_grad_norm(grads, max_norm);
+  }
+
+  void model_state(shardkit::ShardedState& state) override {
+    for (const auto& item : policy_->named_parameters())
+      state.add("model." + item.key(), item.value(),
+                shardkit::ShardLayout::whole(item.value().sizes().vec()), true);
+    for (const auto& item : policy_->named_buffers())
+      state.add("model." + item.key(), item.value(),
+                shardkit::ShardLayout::whole(item.value().sizes().vec()), true);
+  }
+
+ private:
+  shardkit::Policy* policy_ = nullptr;
+};
+
+std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& ctx) {
+  return std::make_shared<SingleBackend>(ctx);
+}
+
+}  // namespace
+
+SHARDKIT_PLUGIN(backend, single, "0.1.0", "One process, no communication (the default for one process)",
+                SHARDKIT_PLUGIN_NO_OPTIONS, make)

@@ -1,0 +1,49 @@
+// The distribution backend interface: how parameters, gradients and optimizer state are laid out.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/types.h>
+
+#include "shardkit/plugin.hpp"
+#include "shardkit/policy.hpp"
+#include "shardkit/sharded_state.hpp"
+
+namespace shardkit {
+
+/// One tensor the optimizer steps: a whole parameter or this rank's shard of it.
+struct ParamShard {
+  std::string name;    ///< the parameter's fully qualified name in the policy
+  torch::Tensor param;  ///< local tensor the optimizer updates (its .grad() is read)
+  ShardLayout layout;   ///< where `param` lies in the global parameter
+  bool replicated = true;  ///< every rank holds the same values (no sharding)
+};
+
+/// A distribution strategy. The trainer calls, per loop step:
+///   set_gradient_sync(last micro-step); forward; backward; finish_gradients();
+/// then on optimizer steps clip_grad_norm(); optimizer step on parameters(); zero grads.
+class Backend : public Plugin {
+ public:
+  ~Backend() override;
+  /// Takes the policy (already on its device) and lays it out. Called once.
+  virtual void setup(Policy& policy) = 0;
+  /// The tensors the optimizer steps, in a fixed order.
+  virtual std::vector<ParamShard> parameters() = 0;
+  /// Whether gradients are synchronised after the coming backward (false on
+  /// non-final gradient-accumulation micro-steps).
+  virtual void set_gradient_sync(bool enabled) = 0;
+  /// Completes gradient synchronisation after backward (waits for pending work).
+  virtual void finish_gradients() = 0;
+  /// Scales gradients so their global L2 norm is at most `max_norm` (no clipping
+  /// when max_norm <= 0) and returns the norm before clipping.
+  virtual double clip_grad_norm(double max_norm) = 0;
+  /// Adds the model's state (parameters and buffers) under "model." to `state`.
+  virtual void model_state(ShardedState& state) = 0;
+  /// Called after `state`'s model entries were filled by a load: refresh anything
+  /// derived from them (e.g. gathered copies).
+  virtual void model_state_loaded() {}
+};
+
+}  // namespace shardkit

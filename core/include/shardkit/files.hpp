@@ -1,0 +1,17 @@
+// Small crash-safe file helpers shared by core and the format plugins.
+#pragma once
+
+#include <string>
+
+namespace shardkit {
+
+/// Writes `content` to `path` and fsyncs it. Throws FormatError naming the path.
+void write_text_file(const std::string& path, const std::string& content);
+/// Reads a whole file. Throws FormatError naming the path when it cannot be read.
+std::string read_text_file(const std::string& path);
+/// fsyncs a directory so that renames inside it are durable.
+void sync_directory(const std::string& path);
+/// Creates directories like `mkdir -p`. Throws FormatError naming the path.
+void make_directories(const std::string& path);
+
+}  // namespace shardkit

@@ -1,0 +1,56 @@
+// AdamW whose state is keyed by parameter name, so it survives sharding and resharding.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <torch/types.h>
+
+#include "shardkit/backend.hpp"
+#include "shardkit/sharded_state.hpp"
+
+namespace shardkit {
+
+/// AdamW hyper-parameters (PyTorch's defaults except weight_decay, LeRobot's 1e-2 too).
+struct AdamWOptions {
+  double lr = 1e-3;            ///< peak learning rate (the scheduler scales it)
+  double beta1 = 0.9;          ///< default 0.9
+  double beta2 = 0.999;        ///< default 0.999
+  double eps = 1e-8;           ///< default 1e-8
+  double weight_decay = 1e-2;  ///< decoupled weight decay, default 1e-2
+};
+
+/// AdamW (Loshchilov & Hutter) with the same arithmetic as torch.optim.AdamW's
+/// single-tensor path. State per parameter name: exp_avg, exp_avg_sq, step.
+class AdamW {
+ public:
+  AdamW(std::vector<ParamShard> params, AdamWOptions options);
+
+  /// One update with learning rate `lr` on every parameter that has a gradient.
+  void step(double lr);
+  /// Drops the gradients (sets them undefined).
+  void zero_grad();
+
+  /// Adds "optimizer.state.<name>.{exp_avg,exp_avg_sq,step}" entries laid out like
+  /// their parameters. State is created (zeros) if no step was taken yet, so a fresh
+  /// optimizer can receive a loaded state.
+  void state(ShardedState& out);
+  /// The param-group settings as JSON (optimizer_param_groups.json).
+  std::string param_groups_json(double current_lr) const;
+
+  const AdamWOptions& options() const { return options_; }
+  const std::vector<ParamShard>& params() const { return params_; }
+
+ private:
+  struct Slot {
+    torch::Tensor exp_avg, exp_avg_sq, step;  // step: float32 scalar, as PyTorch keeps it
+  };
+  Slot& slot_for(const ParamShard& p);
+
+  std::vector<ParamShard> params_;
+  AdamWOptions options_;
+  std::map<std::string, Slot> slots_;
+};
+
+}  // namespace shardkit

@@ -1,0 +1,41 @@
+// The policy interface: a model plus its wrap units, trained on batches of named tensors.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <torch/nn/module.h>
+#include <torch/types.h>
+
+#include "shardkit/plugin.hpp"
+
+namespace shardkit {
+
+/// A batch: tensors keyed by LeRobot feature names ("observation.state", "action", ...).
+using Batch = std::map<std::string, torch::Tensor>;
+
+/// Shapes of a dataset's features, without the batch dimension.
+using FeatureShapes = std::map<std::string, std::vector<std::int64_t>>;  // as in PluginContext
+
+/// What a training forward returns.
+struct PolicyOutput {
+  torch::Tensor loss;                      ///< scalar, mean over the batch
+  std::map<std::string, double> metrics;  ///< extra values to log (optional)
+};
+
+/// A policy plugin's object. Its parameter names (named_parameters()) follow the
+/// reference implementation's state-dict keys so weights move between worlds.
+/// The factory receives the dataset's feature shapes in PluginContext::features.
+class Policy : public Plugin, public torch::nn::Module {
+ public:
+  ~Policy() override;
+  /// Training forward: the loss on `batch`.
+  virtual PolicyOutput forward(const Batch& batch) = 0;
+  /// Inference: the action for the observations in `batch`.
+  virtual torch::Tensor select_action(const Batch& batch) = 0;
+  /// Class names (Module::name()) of the repeated blocks that become wrap units.
+  virtual std::vector<std::string> wrap_modules() const = 0;
+};
+
+}  // namespace shardkit

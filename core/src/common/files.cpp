@@ -1,0 +1,57 @@
+// Crash-safe file helpers: fsync'd writes, whole-file reads, directory sync.
+#include "shardkit/files.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "shardkit/error.hpp"
+
+namespace shardkit {
+namespace fs = std::filesystem;
+
+void write_text_file(const std::string& path, const std::string& content) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw FormatError("cannot write " + path + ": " + std::strerror(errno));
+  std::size_t done = 0;
+  while (done < content.size()) {
+    const auto n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      throw FormatError("cannot write " + path + ": " + why);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0)
+    throw FormatError("cannot flush " + path + ": " + std::strerror(errno));
+}
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw FormatError("cannot read " + path + ": " + std::strerror(errno));
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+void sync_directory(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;  // best effort: some filesystems refuse directory handles
+  ::fsync(fd);
+  ::close(fd);
+}
+
+void make_directories(const std::string& path) {
+  std::error_code ec;
+  fs::create_directories(path, ec);
+  if (ec) throw FormatError("cannot create directory " + path + ": " + ec.message());
+}
+
+}  // namespace shardkit

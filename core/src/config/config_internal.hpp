@@ -1,0 +1,35 @@
+// Helpers shared by the configuration sources in this folder; not part of the SDK.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "shardkit/config.hpp"
+
+namespace shardkit::config_detail {
+
+/// Parses a JSON document whose top level is an object into dotted keys. `name` is
+/// used in error messages ("name:line:col: ...") and as the origin of every value.
+RawConfig parse_json_document(const std::string& text, const std::string& name);
+
+/// Joins the strings of a config-file array with ',' (the form "--plugins=a,b" takes).
+std::string join_string_array(const std::vector<std::string>& items);
+
+/// Converts `raw` to the type of `entry` and checks its range and choices. On failure
+/// returns nothing and sets `problem` to what is allowed ("expected an integer").
+std::optional<Value> convert_option(const SchemaEntry& entry, const Value& raw,
+                                    std::string& problem);
+
+/// "command line" for a flag's origin ("--key"), else the origin itself.
+std::string describe_origin(const std::string& origin);
+
+/// Up to `limit` known keys close to `key`, closest first (for "did you mean").
+std::vector<std::string> closest_keys(const std::string& key,
+                                      const std::vector<std::string>& known,
+                                      std::size_t limit = 3);
+
+/// Line and column (both from 1) of byte `offset` in `text`.
+std::pair<std::size_t, std::size_t> line_column(const std::string& text, std::size_t offset);
+
+}  // namespace shardkit::config_detail

@@ -1,0 +1,80 @@
+// AdamW with name-keyed state: the arithmetic of torch.optim.AdamW's single-tensor path.
+#include "shardkit/optim/adamw.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "shardkit/config.hpp"
+#include "shardkit/error.hpp"
+
+namespace shardkit {
+
+AdamW::AdamW(std::vector<ParamShard> params, AdamWOptions options)
+    : params_(std::move(params)), options_(options) {
+  for (const auto& p : params_)
+    if (slots_.count(p.name)) throw RuntimeError("AdamW: parameter '" + p.name + "' given twice");
+}
+
+AdamW::Slot& AdamW::slot_for(const ParamShard& p) {
+  auto it = slots_.find(p.name);
+  if (it != slots_.end()) return it->second;
+  torch::NoGradGuard no_grad;
+  Slot slot;
+  slot.exp_avg = torch::zeros_like(p.param, torch::MemoryFormat::Contiguous);
+  slot.exp_avg_sq = torch::zeros_like(p.param, torch::MemoryFormat::Contiguous);
+  slot.step = torch::zeros({}, torch::kFloat32);
+  return slots_.emplace(p.name, std::move(slot)).first->second;
+}
+
+void AdamW::step(double lr) {
+  torch::NoGradGuard no_grad;
+  const double beta1 = options_.beta1, beta2 = options_.beta2;
+  for (auto& p : params_) {
+    const auto& grad = p.param.grad();
+    if (!grad.defined()) continue;
+    auto& s = slot_for(p);
+    s.step.add_(1);
+    const double step = s.step.item<float>();
+    p.param.mul_(1.0 - lr * options_.weight_decay);
+    s.exp_avg.mul_(beta1).add_(grad, 1.0 - beta1);
+    s.exp_avg_sq.mul_(beta2).addcmul_(grad, grad, 1.0 - beta2);
+    const double bias_correction1 = 1.0 - std::pow(beta1, step);
+    const double bias_correction2 = 1.0 - std::pow(beta2, step);
+    const double step_size = lr / bias_correction1;
+    const double bias_correction2_sqrt = std::sqrt(bias_correction2);
+    auto denom = (s.exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(options_.eps);
+    p.param.addcdiv_(s.exp_avg, denom, -step_size);
+  }
+}
+
+void AdamW::zero_grad() {
+  for (auto& p : params_) p.param.mutable_grad() = torch::Tensor();
+}
+
+void AdamW::state(ShardedState& out) {
+  for (const auto& p : params_) {
+    auto& s = slot_for(p);
+    const std::string prefix = "optimizer.state." + p.name + ".";
+    out.add(prefix + "exp_avg", s.exp_avg, p.layout, p.replicated);
+    out.add(prefix + "exp_avg_sq", s.exp_avg_sq, p.layout, p.replicated);
+    out.add(prefix + "step", s.step, ShardLayout::whole({}), /*replicated=*/true);
+  }
+}
+
+std::string AdamW::param_groups_json(double current_lr) const {
+  std::ostringstream out;
+  out << "[\n  {\n"
+      << "    \"lr\": " << to_string(Value(current_lr)) << ",\n"
+      << "    \"initial_lr\": " << to_string(Value(options_.lr)) << ",\n"
+      << "    \"betas\": [" << to_string(Value(options_.beta1)) << ", "
+      << to_string(Value(options_.beta2)) << "],\n"
+      << "    \"eps\": " << to_string(Value(options_.eps)) << ",\n"
+      << "    \"weight_decay\": " << to_string(Value(options_.weight_decay)) << ",\n"
+      << "    \"amsgrad\": false,\n    \"params\": [";
+  for (std::size_t i = 0; i < params_.size(); ++i)
+    out << (i ? ", " : "") << '"' << params_[i].name << '"';
+  out << "]\n  }\n]\n";
+  return out.str();
+}
+
+}  // namespace shardkit

@@ -1,0 +1,68 @@
+// Box arithmetic and the construction of a ShardedState from local tensors.
+#include "shardkit/sharded_state.hpp"
+
+#include <algorithm>
+
+#include "shardkit/error.hpp"
+
+namespace shardkit {
+
+std::int64_t Box::numel() const {
+  std::int64_t n = 1;
+  for (auto s : sizes) n *= s;
+  return n;
+}
+
+Box full_box(const std::vector<std::int64_t>& shape) {
+  return Box{std::vector<std::int64_t>(shape.size(), 0), shape};
+}
+
+bool intersect(const Box& a, const Box& b, Box& out) {
+  if (a.offsets.size() != b.offsets.size()) return false;
+  out.offsets.resize(a.offsets.size());
+  out.sizes.resize(a.offsets.size());
+  for (std::size_t d = 0; d < a.offsets.size(); ++d) {
+    const auto lo = std::max(a.offsets[d], b.offsets[d]);
+    const auto hi = std::min(a.offsets[d] + a.sizes[d], b.offsets[d] + b.sizes[d]);
+    if (hi < lo || (hi == lo && a.sizes[d] != 0)) return false;
+    out.offsets[d] = lo;
+    out.sizes[d] = hi - lo;
+  }
+  return true;
+}
+
+ShardLayout ShardLayout::whole(const std::vector<std::int64_t>& shape) {
+  ShardLayout layout;
+  layout.global_shape = shape;
+  layout.chunks.push_back({full_box(shape), 0});
+  return layout;
+}
+
+void ShardedState::add(const std::string& key, const at::Tensor& local, const ShardLayout& layout,
+                       bool replicated) {
+  if (!local.is_contiguous())
+    throw RuntimeError("sharded state entry '" + key + "' is not contiguous");
+  StateEntry entry;
+  entry.global_shape = layout.global_shape;
+  entry.dtype = local.scalar_type();
+  entry.replicated = replicated;
+  const auto flat = local.detach().reshape({-1});  // views share storage, no autograd
+  for (const auto& chunk : layout.chunks) {
+    const auto n = chunk.box.numel();
+    if (chunk.local_offset + n > flat.numel())
+      throw RuntimeError("sharded state entry '" + key + "': chunk exceeds the local tensor");
+    entry.chunks.push_back({chunk.box, flat.narrow(0, chunk.local_offset, n).view(chunk.box.sizes)});
+  }
+  tensors[key] = std::move(entry);
+}
+
+std::vector<std::string> ShardedState::keys_with_prefix(const std::string& prefix) const {
+  std::vector<std::string> keys;
+  for (auto it = tensors.lower_bound(prefix); it != tensors.end(); ++it) {
+    if (it->first.compare(0, prefix.size(), prefix) != 0) break;
+    keys.push_back(it->first);
+  }
+  return keys;
+}
+
+}  // namespace shardkit

@@ -1,0 +1,142 @@
+// Checkpoint folder layout, training_step.json, RNG state and crash-safe publication.
+#include "checkpoint_io.hpp"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/Generator.h>
+#include <ATen/Functions.h>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
+
+#include <filesystem>
+#include <mutex>
+
+#include "shardkit/error.hpp"
+#include "shardkit/files.hpp"
+#include "shardkit/safetensors.hpp"
+#include "shardkit/safetensors_torch.hpp"
+
+namespace shardkit::train {
+namespace fs = std::filesystem;
+
+std::string training_step_json(const TrainingStep& s) {
+  return "{\n  \"step\": " + std::to_string(s.step) +
+         ",\n  \"dp_world_size\": " + std::to_string(s.dp_world_size) +
+         ",\n  \"batch_size\": " + std::to_string(s.batch_size) +
+         ",\n  \"grad_accum_steps\": " + std::to_string(s.grad_accum_steps) +
+         ",\n  \"precision\": \"" + s.precision + "\"" +
+         ",\n  \"mesh\": {\"dp_replicate\": " + std::to_string(s.dp_replicate) +
+         ", \"dp_shard\": " + std::to_string(s.dp_shard) + "}" +
+         ",\n  \"data\": {\"epoch\": " + std::to_string(s.data.epoch) +
+         ", \"batch_in_epoch\": " + std::to_string(s.data.batch_in_epoch) +
+         ", \"samples_seen\": " + std::to_string(s.samples_seen) + "}\n}\n";
+}
+
+namespace {
+
+std::int64_t int_field(const boost::json::object& obj, const char* key, const std::string& path) {
+  const auto* v = obj.if_contains(key);
+  if (!v || !v->is_int64())
+    throw FormatError(path + ": field '" + key + "' is missing or not an integer");
+  return v->as_int64();
+}
+
+const boost::json::object& object_field(const boost::json::object& obj, const char* key,
+                                        const std::string& path) {
+  const auto* v = obj.if_contains(key);
+  if (!v || !v->is_object()) throw FormatError(path + ": field '" + key + "' is missing or not an object");
+  return v->as_object();
+}
+
+}  // namespace
+
+TrainingStep read_training_step(const std::string& path) {
+  boost::json::error_code ec;
+  const auto value = boost::json::parse(read_text_file(path), ec);
+  if (ec || !value.is_object()) throw FormatError(path + ": not a JSON object (" + ec.message() + ")");
+  const auto& o = value.as_object();
+  TrainingStep s;
+  s.step = int_field(o, "step", path);
+  s.dp_world_size = int_field(o, "dp_world_size", path);
+  s.batch_size = int_field(o, "batch_size", path);
+  s.grad_accum_steps = int_field(o, "grad_accum_steps", path);
+  if (const auto* p = o.if_contains("precision"); p && p->is_string())
+    s.precision = std::string(p->as_string());
+  const auto& mesh = object_field(o, "mesh", path);
+  s.dp_replicate = int_field(mesh, "dp_replicate", path);
+  s.dp_shard = int_field(mesh, "dp_shard", path);
+  const auto& data = object_field(o, "data", path);
+  s.data.epoch = int_field(data, "epoch", path);
+  s.data.batch_in_epoch = int_field(data, "batch_in_epoch", path);
+  s.samples_seen = int_field(data, "samples_seen", path);
+  if (s.step < 0 || s.batch_size < 1 || s.grad_accum_steps < 1 || s.dp_world_size < 1)
+    throw FormatError(path + ": values out of range");
+  return s;
+}
+
+std::string step_dir_name(std::int64_t step, std::int64_t total_steps) {
+  const auto width = std::max<std::size_t>(6, std::to_string(total_steps).size());
+  auto text = std::to_string(step);
+  if (text.size() < width) text.insert(0, width - text.size(), '0');
+  return text;
+}
+
+const std::vector<std::string>& required_checkpoint_files() {
+  static const std::vector<std::string> files = {
+      "pretrained_model/config.json",          "pretrained_model/train_config.json",
+      "training_state/training_step.json",     "training_state/rng_state.safetensors",
+      "training_state/scheduler_state.json",   "training_state/optimizer_param_groups.json"};
+  return files;
+}
+
+void check_checkpoint_dir(const std::string& dir) {
+  if (!fs::is_directory(dir))
+    throw FormatError("checkpoint folder " + dir + " does not exist; point --config_path at "
+                      "<output_dir>/checkpoints/<step>/pretrained_model/train_config.json");
+  std::string missing;
+  for (const auto& f : required_checkpoint_files())
+    if (!fs::is_regular_file(fs::path(dir) / f)) missing += (missing.empty() ? "" : ", ") + f;
+  if (!missing.empty())
+    throw FormatError(dir + " is not a complete shardkit checkpoint (missing: " + missing +
+                      "); resume from another step under checkpoints/, e.g. checkpoints/last");
+}
+
+void save_rng_state(const std::string& path) {
+  auto gen = at::detail::getDefaultCPUGenerator();
+  at::Tensor state;
+  {
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    state = gen.get_state();
+  }
+  safetensors::write_file(path, {safetensors::ref_of("torch_rng_state", state.contiguous())});
+}
+
+void load_rng_state(const std::string& path) {
+  auto file = safetensors::File::open(path);
+  const auto state = safetensors::to_tensor(file.get("torch_rng_state"));
+  auto gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  try {
+    gen.set_state(state);
+  } catch (const std::exception& e) {
+    throw FormatError(path + ": torch_rng_state is not a CPU generator state (" + e.what() + ")");
+  }
+}
+
+void publish_checkpoint(const std::string& tmp, const std::string& final_dir) {
+  std::error_code ec;
+  if (fs::exists(final_dir)) fs::remove_all(final_dir, ec);  // re-saving a step after resume
+  fs::rename(tmp, final_dir, ec);
+  if (ec) throw FormatError("cannot move checkpoint " + tmp + " to " + final_dir + ": " + ec.message());
+  const auto parent = fs::path(final_dir).parent_path();
+  sync_directory(parent.string());
+  const auto link_tmp = parent / ".last.tmp";
+  fs::remove(link_tmp, ec);
+  fs::create_symlink(fs::path(final_dir).filename(), link_tmp, ec);
+  if (ec) throw FormatError("cannot create link " + link_tmp.string() + ": " + ec.message());
+  fs::rename(link_tmp, parent / "last", ec);
+  if (ec) throw FormatError("cannot update " + (parent / "last").string() + ": " + ec.message());
+  sync_directory(parent.string());
+}
+
+}  // namespace shardkit::train

@@ -1,0 +1,47 @@
+// The checkpoint folder: layout, the JSON files core writes, crash-safe publication, validation.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data_loader.hpp"
+
+namespace shardkit::train {
+
+/// The contents of training_state/training_step.json.
+struct TrainingStep {
+  std::int64_t step = 0;
+  std::int64_t dp_world_size = 1;
+  std::int64_t batch_size = 0;
+  std::int64_t grad_accum_steps = 1;
+  std::string precision = "no";
+  std::int64_t dp_replicate = 1;
+  std::int64_t dp_shard = 1;
+  DataPosition data;
+  std::int64_t samples_seen = 0;  ///< per dp rank... summed over the cluster
+};
+
+std::string training_step_json(const TrainingStep& step);
+/// Reads training_step.json; FormatError naming the file and the field on any problem.
+TrainingStep read_training_step(const std::string& path);
+
+/// "000100" for step 100 of a 1000-step run: zero-padded to max(6, digits(total_steps)).
+std::string step_dir_name(std::int64_t step, std::int64_t total_steps);
+
+/// The files every complete checkpoint has (relative to its folder), besides the format's.
+const std::vector<std::string>& required_checkpoint_files();
+
+/// Throws FormatError when `dir` is not a complete checkpoint, naming what is missing
+/// and how to pick a valid one.
+void check_checkpoint_dir(const std::string& dir);
+
+/// Saves / restores the default CPU generator's state (rng_state.safetensors).
+void save_rng_state(const std::string& path);
+void load_rng_state(const std::string& path);
+
+/// Moves the finished temporary folder `tmp` to `final_dir` and then points
+/// `<checkpoints>/last` at it (relative link, replaced atomically).
+void publish_checkpoint(const std::string& tmp, const std::string& final_dir);
+
+}  // namespace shardkit::train

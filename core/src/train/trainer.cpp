@@ -1,0 +1,295 @@
+// The training loop: setup, accumulation-aware updates, logging, checkpoints, resume.
+#include "trainer.hpp"
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+
+#include "shardkit/error.hpp"
+#include "shardkit/files.hpp"
+#include "shardkit/logging.hpp"
+
+namespace shardkit::train {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::string default_output_dir(const std::string& job_name) {
+  const std::time_t now = std::time(nullptr);
+  char date[32], time[32];
+  std::strftime(date, sizeof(date), "%Y-%m-%d", std::localtime(&now));
+  std::strftime(time, sizeof(time), "%H-%M-%S", std::localtime(&now));
+  return "outputs/train/" + std::string(date) + "/" + time + "_" + job_name;
+}
+
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+}  // namespace
+
+Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime,
+                 const Selection& selection, std::string resume_dir)
+    : config_(std::move(config)), registry_(registry), runtime_(runtime), selection_(selection) {
+  auto log = logger();
+  steps_ = config_.get_int("steps");
+  batch_size_ = config_.get_int("batch_size");
+  accum_ = config_.get_int("accelerator.gradient_accumulation.steps");
+  log_freq_ = config_.get_int("log_freq");
+  save_freq_ = config_.get_int("save_freq");
+
+  if (config_.get_string("job_name").empty()) config_.set("job_name", selection_.policy);
+  output_dir_ = config_.get_string("output_dir");
+  if (output_dir_.empty()) {
+    output_dir_ = default_output_dir(config_.get_string("job_name"));
+    config_.set("output_dir", output_dir_);
+  }
+  if (resume_dir.empty()) prepare_output_dir();
+
+  const auto threads = config_.get_int("num_threads");
+  if (threads > 0) torch::set_num_threads(static_cast<int>(threads));
+  torch::manual_seed(static_cast<std::uint64_t>(config_.get_int("seed")));
+
+  runtime_.device = config_.get_string("policy.device");
+  if (runtime_.device.rfind("cuda", 0) == 0) {
+    if (!torch::cuda::is_available())
+      throw ConfigError("--policy.device=" + runtime_.device +
+                        ": this LibTorch has no usable CUDA device; use --policy.device=cpu");
+    if (runtime_.device == "cuda") runtime_.device = "cuda:" + std::to_string(runtime_.local_rank);
+  } else if (runtime_.device != "cpu") {
+    throw ConfigError("--policy.device=" + runtime_.device + ": expected cpu or cuda[:N]");
+  }
+
+  dataset_ = registry_.create_as<Dataset>("dataset", selection_.dataset,
+                                          context_for("dataset", selection_.dataset));
+  auto policy_context = context_for("policy", selection_.policy);
+  policy_context.features = dataset_->features();
+  policy_ = registry_.create_as<Policy>("policy", selection_.policy, policy_context);
+  policy_->to(torch::Device(runtime_.device));
+  backend_ = registry_.create_as<Backend>("backend", selection_.backend,
+                                          context_for("backend", selection_.backend));
+  backend_->setup(*policy_);
+  format_ = registry_.create_as<CheckpointFormat>(
+      "checkpoint_format", selection_.checkpoint_format,
+      context_for("checkpoint_format", selection_.checkpoint_format));
+
+  AdamWOptions adam;
+  adam.lr = config_.get_float("optimizer.lr");
+  adam.beta1 = config_.get_float("optimizer.beta1");
+  adam.beta2 = config_.get_float("optimizer.beta2");
+  adam.eps = config_.get_float("optimizer.eps");
+  adam.weight_decay = config_.get_float("optimizer.weight_decay");
+  optimizer_ = std::make_unique<AdamW>(backend_->parameters(), adam);
+
+  SchedulerOptions sched;
+  sched.type = config_.get_string("scheduler.type");
+  sched.warmup_steps = config_.get_int("scheduler.num_warmup_steps");
+  sched.decay_steps = config_.get_int("scheduler.num_decay_steps");
+  if (sched.decay_steps == 0) sched.decay_steps = steps_;
+  sched.peak_lr = adam.lr;
+  sched.decay_lr = config_.get_float("scheduler.decay_lr");
+  scheduler_ = std::make_unique<Scheduler>(sched);
+
+  loader_ = std::make_unique<DataLoader>(*dataset_, batch_size_,
+                                         static_cast<std::uint64_t>(config_.get_int("seed")),
+                                         runtime_.rank, runtime_.world_size);
+  make_directories(output_dir_);
+  metrics_ = std::make_unique<MetricsLog>((fs::path(output_dir_) / "metrics.jsonl").string());
+
+  if (!resume_dir.empty()) {
+    resume_from(resume_dir);
+  } else if (const auto path = config_.get_string("policy.path"); !path.empty()) {
+    load_weights(path);
+  }
+
+  std::int64_t num_params = 0;
+  for (const auto& p : policy_->parameters()) num_params += p.numel();
+  log->info("policy {} ({} parameters), dataset {} ({} samples), backend {}, checkpoint format {}",
+            selection_.policy, num_params, selection_.dataset, dataset_->size(), selection_.backend,
+            selection_.checkpoint_format);
+  log->info("Effective batch size: {} x {} dp workers x {} grad accum = {} (topology: "
+            "dp_replicate={}, dp_shard=1)",
+            batch_size_, runtime_.world_size, accum_, batch_size_ * runtime_.world_size * accum_,
+            runtime_.world_size);
+  log->info("output_dir: {}", output_dir_);
+}
+
+PluginContext Trainer::context_for(const std::string& kind, const std::string& name) const {
+  PluginContext ctx;
+  ctx.options = config_.section(option_prefix(kind, name));
+  ctx.full_config = &config_;
+  ctx.logger = logger();
+  ctx.runtime = &runtime_;
+  return ctx;
+}
+
+void Trainer::prepare_output_dir() {
+  const fs::path dir(output_dir_);
+  if (fs::exists(dir) && !fs::is_directory(dir))
+    throw ConfigError("--output_dir=" + output_dir_ + " exists and is not a folder");
+  if (fs::exists(dir / "checkpoints") || fs::exists(dir / "metrics.jsonl"))
+    throw ConfigError("--output_dir=" + output_dir_ +
+                      " already holds a run; pass --resume=true to continue it, or choose "
+                      "another --output_dir (nothing was overwritten)");
+}
+
+void Trainer::resume_from(const std::string& dir) {
+  check_checkpoint_dir(dir);
+  const auto record = read_training_step((fs::path(dir) / "training_state/training_step.json").string());
+  if (record.step >= steps_)
+    throw ConfigError("the checkpoint in " + dir + " is at step " + std::to_string(record.step) +
+                      " and --steps=" + std::to_string(steps_) +
+                      "; pass a larger --steps to train further");
+  if (!format_->has_model(dir))
+    throw FormatError(dir + " holds no model weights in the '" + selection_.checkpoint_format +
+                      "' format; pass the --checkpoint_format it was saved with");
+  ShardedState wanted;
+  backend_->model_state(wanted);
+  optimizer_->state(wanted);
+  format_->load(wanted, dir, runtime_);
+  backend_->model_state_loaded();
+  load_rng_state((fs::path(dir) / "training_state/rng_state.safetensors").string());
+
+  start_step_ = record.step;
+  const auto dp = static_cast<std::int64_t>(runtime_.world_size);
+  if (record.batch_size == batch_size_ && record.dp_world_size == dp) {
+    loader_->seek(record.data);
+  } else {
+    // A new global batch: continue after the samples already seen, on a batch boundary.
+    const auto global = batch_size_ * dp;
+    const auto batches = record.samples_seen / global;
+    DataPosition pos{batches / loader_->batches_per_epoch(), batches % loader_->batches_per_epoch()};
+    logger()->warn("resuming with batch_size {} x {} processes, but the checkpoint was written "
+                   "with {} x {}: continuing at epoch {}, batch {} of the new order",
+                   batch_size_, dp, record.batch_size, record.dp_world_size, pos.epoch,
+                   pos.batch_in_epoch);
+    loader_->seek(pos);
+  }
+  if (runtime_.is_main()) metrics_->truncate_after(start_step_);
+  logger()->info("resumed from {} at step {}", dir, start_step_);
+}
+
+void Trainer::load_weights(const std::string& pretrained_dir) {
+  const auto root = fs::path(pretrained_dir).lexically_normal();
+  const auto checkpoint = (root.filename().empty() ? root.parent_path() : root).parent_path();
+  if (!format_->has_model(checkpoint.string()))
+    throw ConfigError("--policy.path=" + pretrained_dir + " holds no model weights in the '" +
+                      selection_.checkpoint_format + "' format");
+  ShardedState wanted;
+  backend_->model_state(wanted);
+  format_->load(wanted, checkpoint.string(), runtime_);
+  backend_->model_state_loaded();
+  logger()->info("loaded weights from {}", pretrained_dir);
+}
+
+TrainingStep Trainer::training_step_record(std::int64_t step) const {
+  TrainingStep r;
+  r.step = step;
+  r.dp_world_size = runtime_.world_size;
+  r.batch_size = batch_size_;
+  r.grad_accum_steps = accum_;
+  r.dp_replicate = runtime_.world_size;
+  r.dp_shard = 1;
+  r.data = loader_->position();
+  r.samples_seen = step * batch_size_ * runtime_.world_size;
+  return r;
+}
+
+void Trainer::save_checkpoint(std::int64_t step) {
+  const auto root = fs::path(output_dir_) / "checkpoints";
+  const auto name = step_dir_name(step, steps_);
+  const auto tmp = root / (".tmp-" + name);
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  make_directories((tmp / "pretrained_model").string());
+  make_directories((tmp / "training_state").string());
+
+  ShardedState state;
+  backend_->model_state(state);
+  optimizer_->state(state);
+  format_->save(state, tmp.string(), runtime_);
+  if (runtime_.is_main()) {
+    const auto pm = tmp / "pretrained_model";
+    const auto ts = tmp / "training_state";
+    write_text_file((pm / "config.json").string(), config_.section("policy.").to_json());
+    write_text_file((pm / "train_config.json").string(), config_.to_json());
+    write_text_file((ts / "training_step.json").string(), training_step_json(training_step_record(step)));
+    save_rng_state((ts / "rng_state.safetensors").string());
+    write_text_file((ts / "scheduler_state.json").string(), scheduler_->state_json(step));
+    write_text_file((ts / "optimizer_param_groups.json").string(),
+                    optimizer_->param_groups_json(scheduler_->lr(step - 1)));
+    publish_checkpoint(tmp.string(), (root / name).string());
+    logger()->info("checkpoint saved: {}", (root / name).string());
+  }
+}
+
+void Trainer::run() {
+  auto log = logger();
+  const double max_norm = config_.get_float("optimizer.grad_clip_norm");
+  const bool save = config_.get_bool("save_checkpoint");
+  const auto device = torch::Device(runtime_.device);
+  policy_->train();
+
+  double loss_sum = 0, update_s = 0, data_s = 0, grad_norm = 0, lr = scheduler_->lr(start_step_);
+  std::int64_t since_log = 0;
+  const auto start = Clock::now();
+  auto last_log = start;
+  log->info("training from step {} to {}", start_step_, steps_);
+
+  for (std::int64_t step = start_step_; step < steps_; ++step) {
+    const bool update = (step + 1) % accum_ == 0;
+    const auto t0 = Clock::now();
+    auto batch = loader_->next();
+    for (auto& [key, tensor] : batch) tensor = tensor.to(device);
+    const auto t1 = Clock::now();
+
+    backend_->set_gradient_sync(update);
+    auto output = policy_->forward(batch);
+    (output.loss / static_cast<double>(accum_)).backward();
+    backend_->finish_gradients();
+    const double loss = output.loss.item<double>();
+    if (!std::isfinite(loss))
+      throw RuntimeError("the loss became " + std::to_string(loss) + " at step " +
+                         std::to_string(step + 1) + "; lower --optimizer.lr or check the data");
+    if (update) {
+      grad_norm = backend_->clip_grad_norm(max_norm);
+      lr = scheduler_->lr(step);
+      optimizer_->step(lr);
+      optimizer_->zero_grad();
+    }
+    const auto t2 = Clock::now();
+    data_s += seconds(t1 - t0);
+    update_s += seconds(t2 - t1);
+    loss_sum += loss;
+    ++since_log;
+
+    const auto done = step + 1;
+    if (done % log_freq_ == 0 || done == steps_) {
+      const auto now = Clock::now();
+      MetricsRecord r;
+      r.step = done;
+      r.total_steps = steps_;
+      r.epoch = static_cast<double>(done * batch_size_ * runtime_.world_size) /
+                static_cast<double>(dataset_->size());
+      r.loss = loss_sum / static_cast<double>(since_log);
+      r.lr = lr;
+      r.grad_norm = grad_norm;
+      r.samples_per_s = static_cast<double>(since_log * batch_size_ * runtime_.world_size) /
+                        std::max(1e-9, seconds(now - last_log));
+      r.update_s = update_s / static_cast<double>(since_log);
+      r.dataloading_s = data_s / static_cast<double>(since_log);
+      r.elapsed_s = seconds(now - start);
+      if (runtime_.is_main()) metrics_->append(r);
+      log->info("{}", MetricsLog::progress_line(r));
+      loss_sum = update_s = data_s = 0;
+      since_log = 0;
+      last_log = now;
+    }
+    if (save && (done % save_freq_ == 0 || done == steps_)) save_checkpoint(done);
+  }
+  log->info("training done: {} steps in {:.1f} s", steps_ - start_step_, seconds(Clock::now() - start));
+}
+
+}  // namespace shardkit::train

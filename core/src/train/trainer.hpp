@@ -1,0 +1,58 @@
+// The training loop: builds the run from a resolved configuration and trains it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "checkpoint_io.hpp"
+#include "data_loader.hpp"
+#include "metrics_log.hpp"
+#include "shardkit/backend.hpp"
+#include "shardkit/checkpoint_format.hpp"
+#include "shardkit/config.hpp"
+#include "shardkit/dataset.hpp"
+#include "shardkit/loader.hpp"
+#include "shardkit/optim/adamw.hpp"
+#include "shardkit/optim/scheduler.hpp"
+#include "shardkit/runtime.hpp"
+#include "train_options.hpp"
+
+namespace shardkit::train {
+
+/// One training run. Construction builds everything (and validates what the
+/// configuration alone could not); run() trains and checkpoints.
+class Trainer {
+ public:
+  /// `resume_dir` is the checkpoint folder to continue from ("" for a fresh run).
+  Trainer(Config config, const Registry& registry, const Runtime& runtime,
+          const Selection& selection, std::string resume_dir);
+  void run();
+
+ private:
+  PluginContext context_for(const std::string& kind, const std::string& name) const;
+  void prepare_output_dir();
+  void resume_from(const std::string& dir);
+  void load_weights(const std::string& pretrained_dir);
+  void save_checkpoint(std::int64_t step);
+  TrainingStep training_step_record(std::int64_t step) const;
+
+  Config config_;
+  const Registry& registry_;
+  Runtime runtime_;
+  Selection selection_;
+  std::string output_dir_;
+  std::int64_t steps_, batch_size_, accum_, log_freq_, save_freq_;
+  std::int64_t start_step_ = 0;
+
+  std::shared_ptr<Dataset> dataset_;
+  std::shared_ptr<Policy> policy_;
+  std::shared_ptr<Backend> backend_;
+  std::shared_ptr<CheckpointFormat> format_;
+  std::unique_ptr<AdamW> optimizer_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<DataLoader> loader_;
+  std::unique_ptr<MetricsLog> metrics_;
+};
+
+}  // namespace shardkit::train

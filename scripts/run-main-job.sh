@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs the main job: training the default policy on the default data,
+# writing checkpoints under outputs/ (the README's main command). Extra flags go to shardkit-train.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+scripts/setup.sh "$BUILD_DIR"
+OUT=${OUTPUT_DIR:-outputs/train/main-job-$(date +%Y%m%d-%H%M%S)}
+"$BUILD_DIR"/bin/shardkit-train --steps=2000 --log_freq=100 --save_freq=500 \
+  --output_dir="$OUT" "$@"
+echo "[main job] checkpoints in $OUT/checkpoints (last -> $(readlink "$OUT/checkpoints/last"))"

@@ -1,0 +1,118 @@
+// Each way a plugin file can be wrong gives its own message naming the file, and nothing crashes.
+#include <catch2/catch.hpp>
+
+#include "plugin_test_util.hpp"
+
+using Catch::Matchers::Contains;
+using shardkit::test::fixture;
+using shardkit::test::load_error;
+
+namespace {
+
+/// Loads fixture `name`, expects a refusal whose message holds `text` and the file name.
+void expect_refused(const std::string& name, const std::string& text) {
+  INFO("fixture " << name);
+  const std::string message = load_error(fixture(name));
+  CHECK_THAT(message, Contains(text));
+  CHECK_THAT(message, Contains("libshardkit-policy-" + name + ".so"));
+}
+
+}  // namespace
+
+TEST_CASE("a good plugin passes every check", "[plugin][loader]") {
+  shardkit::Registry registry;
+  const auto& loaded = registry.load_file(fixture("good"));
+  REQUIRE(loaded.descriptor != nullptr);
+  CHECK(std::string(loaded.descriptor->kind) == "policy");
+  CHECK(std::string(loaded.descriptor->name) == "good");
+  CHECK(std::string(loaded.descriptor->plugin_version) == "1.2.3");
+  CHECK(loaded.file == shardkit::test::canonical_fixture("good"));
+  CHECK_FALSE(loaded.explicit_file);
+}
+
+TEST_CASE("a missing file is refused by name", "[plugin][loader]") {
+  const std::string path = std::string(SHARDKIT_FIXTURE_DIR) + "/libshardkit-policy-absent.so";
+  const std::string message = load_error(path);
+  CHECK_THAT(message, Contains("does not exist"));
+  CHECK_THAT(message, Contains(path));
+}
+
+TEST_CASE("a file that is not a shared library does not load", "[plugin][loader]") {
+  expect_refused("not_a_library", "does not load as a shared library: ");
+}
+
+TEST_CASE("a library without the entry symbol is refused", "[plugin][loader]") {
+  expect_refused("no_entry",
+                 "does not export shardkit_plugin_entry; was it built with SHARDKIT_PLUGIN()?");
+}
+
+TEST_CASE("a null descriptor is refused", "[plugin][loader]") {
+  expect_refused("null_descriptor", "returned a null descriptor");
+}
+
+TEST_CASE("another plugin ABI version is refused with both values", "[plugin][loader]") {
+  expect_refused("bad_abi", "incompatible plugin ABI version (plugin: 999, host: " +
+                                std::to_string(shardkit::kPluginAbiVersion) +
+                                "); rebuild the plugin against this shardkit");
+}
+
+TEST_CASE("another descriptor size is refused with both values", "[plugin][loader]") {
+  const auto host = sizeof(shardkit::PluginDescriptor);
+  expect_refused("bad_struct_size", "descriptor size differs (plugin: " +
+                                        std::to_string(host + 8) +
+                                        " bytes, host: " + std::to_string(host) + " bytes)");
+}
+
+TEST_CASE("another LibTorch version is refused with both versions", "[plugin][loader]") {
+  expect_refused("bad_torch", std::string("built against LibTorch 0.0.1, this shardkit runs "
+                                          "LibTorch ") + TORCH_VERSION);
+}
+
+TEST_CASE("the other LibTorch flavour (CUDA or CPU) is refused", "[plugin][loader]") {
+  const bool host_cuda = shardkit::host_abi().torch_cuda != 0;
+  expect_refused("bad_cuda", std::string("built against ") +
+                                 (host_cuda ? "a CPU-only build" : "a CUDA build") +
+                                 " of LibTorch (torch_cuda: " + (host_cuda ? "0" : "1") +
+                                 "), this shardkit runs " +
+                                 (host_cuda ? "a CUDA build" : "a CPU-only build"));
+}
+
+TEST_CASE("the other C++ ABI is refused with both values", "[plugin][loader]") {
+  const auto host = shardkit::host_abi().cxx11_abi;
+  expect_refused("bad_cxx_abi", "built with _GLIBCXX_USE_CXX11_ABI=" + std::to_string(1 - host) +
+                                    ", this shardkit uses _GLIBCXX_USE_CXX11_ABI=" +
+                                    std::to_string(host));
+}
+
+TEST_CASE("an unknown kind is refused, listing the known kinds", "[plugin][loader]") {
+  expect_refused("bad_kind", "unknown plugin kind 'widget'; this shardkit knows: policy, backend, "
+                             "checkpoint_format, dataset, comm, logger");
+}
+
+TEST_CASE("an empty name is refused", "[plugin][loader]") {
+  expect_refused("empty_name", "the policy plugin has an empty name");
+}
+
+TEST_CASE("a null factory is refused", "[plugin][loader]") {
+  expect_refused("null_factory", "policy 'null_factory' has a null factory");
+}
+
+TEST_CASE("a refused file leaves the registry unchanged", "[plugin][loader]") {
+  shardkit::Registry registry;
+  registry.load_file(fixture("good"));
+  for (const auto& bad : {"bad_abi", "no_entry", "not_a_library", "null_factory"})
+    CHECK_THROWS_AS(registry.load_file(fixture(bad)), shardkit::PluginError);
+  REQUIRE(registry.all().size() == 1);
+  CHECK(registry.names("policy") == std::vector<std::string>{"good"});
+  CHECK(registry.refused().empty());  // load_file throws; only discover() records refusals
+}
+
+TEST_CASE("the host ABI is the one core was built with", "[plugin][loader]") {
+  const auto host = shardkit::host_abi();
+  CHECK(host.torch_version == TORCH_VERSION);
+  CHECK(host.torch_cuda == static_cast<std::uint32_t>(SHARDKIT_TORCH_CUDA));
+  CHECK(host.cxx11_abi == static_cast<std::uint32_t>(_GLIBCXX_USE_CXX11_ABI));
+  CHECK(shardkit::plugin_kinds() == std::vector<std::string>{"policy", "backend",
+                                                            "checkpoint_format", "dataset",
+                                                            "comm", "logger"});
+}

@@ -1,0 +1,137 @@
+// Bad input to shardkit-train: each gives a clear error and loses nothing.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "train_fixture.hpp"
+
+using namespace shardkit::test;
+namespace fs = std::filesystem;
+
+namespace {
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+}  // namespace
+
+TEST_CASE("an unknown flag is refused with a suggestion", "[train][errors]") {
+  TempDir tmp;
+  const auto r = run_program("shardkit-train", small_run(tmp / "run", {"--optimzer.lr=1e-3"}));
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "optimizer.lr"));
+  CHECK_FALSE(fs::exists(tmp / "run"));
+}
+
+TEST_CASE("an unknown plugin lists the available ones", "[train][errors]") {
+  TempDir tmp;
+  const auto r = run_program("shardkit-train", small_run(tmp / "run", {"--policy.type=nope"}));
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "nope"));
+  CHECK(contains(r.output, "mlp"));
+}
+
+TEST_CASE("a wrong type names the flag and what is allowed", "[train][errors]") {
+  TempDir tmp;
+  const auto r = run_program("shardkit-train", small_run(tmp / "run", {"--steps=many"}));
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "--steps"));
+  CHECK(contains(r.output, "many"));
+}
+
+TEST_CASE("malformed config files give line and column", "[train][errors]") {
+  TempDir tmp;
+  const auto path = tmp / "bad.toml";
+  std::ofstream(path) << "steps = 10\nbatch_size = = 3\n";
+  const auto r = run_program("shardkit-train", {"--config_path=" + path});
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "bad.toml:2"));
+}
+
+TEST_CASE("options of a plugin that is not selected are refused", "[train][errors]") {
+  TempDir tmp;
+  const auto r = run_program("shardkit-train", small_run(tmp / "run", {"--dataset.hidden_dim=3"}));
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "dataset.hidden_dim"));
+}
+
+TEST_CASE("save_freq must be a multiple of the accumulation steps", "[train][errors]") {
+  TempDir tmp;
+  const auto r = run_program("shardkit-train", small_run(tmp / "run", {
+      "--steps=8", "--save_freq=3", "--accelerator.gradient_accumulation.steps=2"}));
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "--save_freq=3"));
+}
+
+TEST_CASE("an output folder that holds a run is not overwritten", "[train][errors]") {
+  TempDir tmp;
+  const auto out = tmp / "run";
+  train_ok(small_run(out, {"--steps=10", "--log_freq=5"}));
+  const auto before = slurp(out + "/metrics.jsonl");
+  const auto r = run_program("shardkit-train", small_run(out, {"--steps=10"}));
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "--resume=true"));
+  CHECK(slurp(out + "/metrics.jsonl") == before);
+}
+
+TEST_CASE("resuming from a folder that is not a complete checkpoint is refused", "[train][errors]") {
+  TempDir tmp;
+  const auto out = tmp / "run";
+  train_ok(small_run(out, {"--steps=20", "--save_freq=10", "--log_freq=10"}));
+  const auto ck = out + "/checkpoints/000010";
+  fs::remove(ck + "/training_state/training_step.json");
+  const auto r = run_program("shardkit-train", {"--resume=true", "--steps=30",
+      "--config_path=" + ck + "/pretrained_model/train_config.json"});
+  INFO(r.output);
+  CHECK(r.exit_code != 0);
+  CHECK(contains(r.output, "not a complete shardkit checkpoint"));
+  CHECK(contains(r.output, "training_step.json"));
+}
+
+TEST_CASE("a truncated or corrupt model file gives a clear error", "[train][errors]") {
+  TempDir tmp;
+  const auto out = tmp / "run";
+  train_ok(small_run(out, {"--steps=20", "--save_freq=10", "--log_freq=10"}));
+  const auto model = out + "/checkpoints/000010/pretrained_model/model.safetensors";
+  const auto size = fs::file_size(model);
+  SECTION("truncated") { fs::resize_file(model, size / 2); }
+  SECTION("garbage header") {
+    std::fstream f(model, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(10);
+    f << "#### not json ####";
+  }
+  const auto r = run_program("shardkit-train", {"--resume=true", "--steps=30",
+      "--config_path=" + out + "/checkpoints/000010/pretrained_model/train_config.json"});
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.output, "model.safetensors"));
+  CHECK_FALSE(contains(r.output, "Segmentation"));
+}
+
+TEST_CASE("the single backend refuses to run under a multi-process launcher", "[train][errors]") {
+  TempDir tmp;
+  std::string cmd = "WORLD_SIZE=2 RANK=0 '" + std::string(SHARDKIT_BIN_DIR) +
+                    "/shardkit-train' --distributed_backend=single --output_dir=" + (tmp / "run");
+  const auto r = run_command(cmd);
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "WORLD_SIZE=2"));
+}
+
+TEST_CASE("--help lists options and plugins; a selected plugin adds its options", "[train][help]") {
+  const auto plain = run_program("shardkit-train", {"--help"});
+  CHECK(plain.exit_code == 0);
+  CHECK(contains(plain.output, "--steps"));
+  CHECK(contains(plain.output, "policy 'mlp'"));
+  CHECK_FALSE(contains(plain.output, "hidden_dim"));
+  const auto with_policy = run_program("shardkit-train", {"--policy.type=mlp", "--help"});
+  CHECK(with_policy.exit_code == 0);
+  CHECK(contains(with_policy.output, "hidden_dim"));
+}
