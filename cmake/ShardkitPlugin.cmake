@@ -5,10 +5,11 @@
 # The library links the SDK (shardkit::core), exports only its descriptor entry
 # (everything else has hidden visibility) and records the LibTorch flavour it was
 # built against. Built-in plugins land in the tree's plugin directory and are installed
-# to <prefix>/lib/shardkit/plugins; third-party plugins land in their own build folder.
-set(_SHARDKIT_KINDS policy backend checkpoint_format dataset comm logger)
-
+# to <prefix>/lib/shardkit/plugins; third-party plugins (built against the installed SDK,
+# where SHARDKIT_PLUGIN_OUTPUT_DIR is unset) land in OUTPUT_DIRECTORY or the current
+# binary folder, and are not installed by this function.
 function(shardkit_add_plugin)
+  set(_SHARDKIT_KINDS policy backend checkpoint_format dataset comm logger)
   cmake_parse_arguments(P "NO_INSTALL" "NAME;KIND;OUTPUT_DIRECTORY" "SOURCES;LIBRARIES" ${ARGN})
   if(NOT P_NAME OR NOT P_KIND OR NOT P_SOURCES)
     message(FATAL_ERROR "shardkit_add_plugin: NAME, KIND and SOURCES are required")
@@ -26,6 +27,8 @@ function(shardkit_add_plugin)
   set_target_properties(${target} PROPERTIES
     PREFIX "lib" OUTPUT_NAME ${target}
     CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+  # The SDK headers are C++17 whatever the including project's default is.
+  target_compile_features(${target} PRIVATE cxx_std_17)
   if(P_OUTPUT_DIRECTORY)
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${P_OUTPUT_DIRECTORY})
   elseif(SHARDKIT_PLUGIN_OUTPUT_DIR)
@@ -35,6 +38,8 @@ function(shardkit_add_plugin)
     SHARDKIT_PLUGIN_KIND="${P_KIND}" SHARDKIT_PLUGIN_NAME="${P_NAME}")
   set_property(GLOBAL APPEND PROPERTY SHARDKIT_RUNNABLE_TARGETS ${target})
   if(NOT P_NO_INSTALL AND SHARDKIT_PLUGIN_OUTPUT_DIR)
+    # Installed to <libdir>/shardkit/plugins: libshardkit_core.so is two folders up.
+    set_target_properties(${target} PROPERTIES INSTALL_RPATH "$ORIGIN/../..")
     install(TARGETS ${target} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/shardkit/plugins)
   endif()
 endfunction()

@@ -118,7 +118,9 @@ struct TensorRef {
 };
 
 /// Writes `tensors` (and `metadata` as `__metadata__` when non-empty) to `path` in the
-/// layout the reference implementation produces, byte for byte. The bytes go to a
+/// layout the reference implementation produces, byte for byte (metadata keys are written
+/// sorted; the reference writes them in hash order, so with several keys only the order of
+/// the metadata entries may differ). The bytes go to a
 /// temporary file next to `path` with large write calls, are fsync'ed, and the file is
 /// then renamed over `path`, so a File still mapping the old `path` stays valid.
 /// Throws FormatError for invalid input and RuntimeError for I/O failures.

@@ -1,10 +1,10 @@
 // Bridges between safetensors views/refs and LibTorch tensors.
 #pragma once
 
-#include <string>
-
 #include <ATen/core/Tensor.h>
 #include <c10/core/ScalarType.h>
+
+#include <string>
 
 #include "shardkit/safetensors.hpp"
 

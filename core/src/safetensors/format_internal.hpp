@@ -32,9 +32,9 @@ Header parse_header(const std::uint8_t* bytes, std::size_t size, const std::stri
 
 /// What the writer puts before the tensor bytes, and the tensors in the order they follow.
 struct Prepared {
-  std::vector<std::uint8_t> head;            // 8-byte length + space-padded JSON header
-  std::vector<const TensorRef*> order;       // tensors in file order
-  std::uint64_t data_size;                   // sum of their nbytes
+  std::vector<std::uint8_t> head;       // 8-byte length + space-padded JSON header
+  std::vector<const TensorRef*> order;  // tensors in file order
+  std::uint64_t data_size;              // sum of their nbytes
 };
 
 /// Checks the tensors and builds the header as the reference writer does; throws

@@ -1,12 +1,11 @@
 // Validation of a safetensors file image: every rule the reference implementation checks.
 #include <algorithm>
-#include <string>
-
-#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/kind.hpp>
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parser.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
+#include <string>
 
 #include "format_internal.hpp"
 #include "shardkit/error.hpp"
@@ -36,7 +35,9 @@ class Checker {
     fail("tensor '" + name + "' " + what);
   }
 
-  static std::string kind_text(const json::value& v) { return std::string(json::to_string(v.kind())); }
+  static std::string kind_text(const json::value& v) {
+    return std::string(json::to_string(v.kind()));
+  }
 
   // A JSON number that is an integer in [0, INT64_MAX] (what the reference's usize takes,
   // bounded so a shape fits an int64 dimension).
@@ -74,7 +75,8 @@ class Checker {
 
   Entry read_entry(const std::string& name, const json::value& v) const {
     if (!v.is_object()) {
-      fail_tensor(name, "must be a JSON object {dtype, shape, data_offsets}, not a " + kind_text(v));
+      fail_tensor(name,
+                  "must be a JSON object {dtype, shape, data_offsets}, not a " + kind_text(v));
     }
     const json::object& obj = v.get_object();
     if (kRefuseUnknownTensorFields) {
@@ -146,7 +148,8 @@ class Checker {
 
  private:
   DType read_dtype(const std::string& name, const json::value& v) const {
-    if (!v.is_string()) fail_tensor(name, "has a dtype that is a " + kind_text(v) + ", not a string");
+    if (!v.is_string())
+      fail_tensor(name, "has a dtype that is a " + kind_text(v) + ", not a string");
     const std::string text(v.get_string());
     if (auto dtype = parse_dtype(text)) return *dtype;
     for (const char* other : kReferenceOnlyDTypes) {
@@ -160,7 +163,8 @@ class Checker {
   }
 
   std::vector<int64_t> read_shape(const std::string& name, const json::value& v) const {
-    if (!v.is_array()) fail_tensor(name, "has a shape that is a " + kind_text(v) + ", not an array");
+    if (!v.is_array())
+      fail_tensor(name, "has a shape that is a " + kind_text(v) + ", not an array");
     std::vector<int64_t> shape;
     for (const json::value& dim : v.get_array()) {
       std::uint64_t d = 0;
@@ -205,7 +209,8 @@ class Checker {
                                   " but the first tensor must start at offset 0 (gap at the "
                                   "start of the data section)");
         }
-        fail_tensor(e.name, "has data_offsets " + offsets + (e.begin > expected ? " leaving a gap after" : " overlapping") +
+        fail_tensor(e.name, "has data_offsets " + offsets +
+                                (e.begin > expected ? " leaving a gap after" : " overlapping") +
                                 " tensor '" + previous->name + "', which ends at " +
                                 std::to_string(expected) + " (tensors must be contiguous)");
       }
@@ -223,8 +228,8 @@ class Checker {
       previous = &e;
     }
     if (expected != data_size) {
-      fail("tensors cover " + std::to_string(expected) + " bytes but the data section after the header has " +
-           std::to_string(data_size) +
+      fail("tensors cover " + std::to_string(expected) +
+           " bytes but the data section after the header has " + std::to_string(data_size) +
            (expected < data_size ? " (trailing bytes after the last tensor)"
                                  : " (missing bytes: truncated file?)"));
     }

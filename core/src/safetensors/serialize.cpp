@@ -1,4 +1,4 @@
-// The safetensors writer's layout: tensor order, header JSON and padding, as the reference writes them.
+// The safetensors writer's layout: tensor order, header JSON and padding, as the reference's.
 #include <algorithm>
 #include <cstring>
 #include <set>
@@ -10,9 +10,10 @@ namespace shardkit::safetensors::detail {
 
 namespace {
 
-// Tensor order follows the reference's `prepare` (safetensors/src/tensor.rs, 0.4 to 0.8):
-// sort by its Dtype enum order descending, then by name ascending (bytewise). This is
-// that enum's order restricted to shardkit's dtypes; it differs from DType's own order.
+// Tensor order follows the reference's `prepare` (safetensors/src/tensor.rs, checked on
+// safetensors 0.8.0): sort by its Dtype enum order descending (roughly "largest alignment
+// first"), then by name ascending, bytewise. These ranks are that enum's order restricted to
+// shardkit's dtypes; it differs from DType's own order (F8 sits between I8 and I16 there).
 int reference_rank(DType dtype) {
   switch (dtype) {
     case DType::BOOL: return 0;
@@ -63,7 +64,8 @@ void append_json_string(std::string* out, const std::string& text) {
 
 void require_utf8(const std::string& text, const std::string& where, const std::string& what) {
   if (invalid_utf8_offset(text.data(), text.size()) != text.size()) {
-    throw FormatError(where + ": " + what + " is not valid UTF-8; safetensors headers are UTF-8 JSON");
+    throw FormatError(where + ": " + what +
+                      " is not valid UTF-8; safetensors headers are UTF-8 JSON");
   }
 }
 
@@ -75,7 +77,8 @@ Prepared prepare(const std::vector<TensorRef>& tensors,
   std::set<std::string> seen;
   for (const TensorRef& t : tensors) {
     if (t.name == "__metadata__") {
-      throw FormatError(where + ": a tensor cannot be called '__metadata__' (the header reserves it)");
+      throw FormatError(where +
+                        ": a tensor cannot be called '__metadata__' (the header reserves it)");
     }
     require_utf8(t.name, where, "tensor name '" + t.name + "'");
     if (!seen.insert(t.name).second) {
@@ -101,10 +104,11 @@ Prepared prepare(const std::vector<TensorRef>& tensors,
     require_utf8(key, where, "metadata key '" + key + "'");
     require_utf8(value, where, "metadata value of '" + key + "'");
   }
-  std::sort(prepared.order.begin(), prepared.order.end(), [](const TensorRef* a, const TensorRef* b) {
-    const int ra = reference_rank(a->dtype), rb = reference_rank(b->dtype);
-    return ra != rb ? ra > rb : a->name < b->name;
-  });
+  std::sort(prepared.order.begin(), prepared.order.end(),
+            [](const TensorRef* a, const TensorRef* b) {
+              const int ra = reference_rank(a->dtype), rb = reference_rank(b->dtype);
+              return ra != rb ? ra > rb : a->name < b->name;
+            });
 
   std::string json = "{";
   if (!metadata.empty()) {  // the reference omits the key when there is no metadata

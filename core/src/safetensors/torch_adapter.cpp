@@ -1,8 +1,8 @@
 // Conversions between safetensors dtypes/views and LibTorch scalar types/tensors.
-#include <cstring>
-
 #include <ATen/ATen.h>
 #include <torch/version.h>
+
+#include <cstring>
 
 #include "shardkit/error.hpp"
 #include "shardkit/safetensors_torch.hpp"
@@ -10,7 +10,8 @@
 // LibTorch 2.1 added the float8 types and 2.3 the unsigned 16/32/64-bit ones; the
 // Debian LibTorch 1.13 build has neither, so those dtypes are refused there.
 #define SHARDKIT_TORCH_AT_LEAST(major, minor) \
-  (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
+  (TORCH_VERSION_MAJOR > (major) ||           \
+   (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
 
 namespace shardkit::safetensors {
 
@@ -37,7 +38,8 @@ DType dtype_of(c10::ScalarType scalar_type) {
 #endif
     default:
       throw FormatError(std::string("safetensors has no dtype for torch scalar type ") +
-                        c10::toString(scalar_type) + "; convert the tensor (e.g. .to(torch::kFloat)) first");
+                        c10::toString(scalar_type) +
+                        "; convert the tensor (e.g. .to(torch::kFloat)) first");
   }
 }
 
@@ -72,22 +74,25 @@ c10::ScalarType scalar_type_of(DType dtype) {
 at::Tensor to_tensor(const TensorView& view) {
   at::Tensor tensor = at::empty(view.shape, at::TensorOptions().dtype(scalar_type_of(view.dtype)));
   if (static_cast<std::size_t>(tensor.nbytes()) != view.nbytes) {
-    throw FormatError(std::string("safetensors view of shape ") + c10::str(view.shape) + " and dtype " +
-                      dtype_name(view.dtype) + " has " + std::to_string(view.nbytes) +
-                      " bytes; expected " + std::to_string(tensor.nbytes()));
+    throw FormatError(std::string("safetensors view of shape ") + c10::str(view.shape) +
+                      " and dtype " + dtype_name(view.dtype) + " has " +
+                      std::to_string(view.nbytes) + " bytes; expected " +
+                      std::to_string(tensor.nbytes()));
   }
   if (view.nbytes) std::memcpy(tensor.data_ptr(), view.data, view.nbytes);
   return tensor;
 }
 
 TensorRef ref_of(const std::string& name, const at::Tensor& tensor) {
-  if (!tensor.defined()) throw Error("tensor '" + name + "' is undefined; cannot save it as safetensors");
+  if (!tensor.defined())
+    throw Error("tensor '" + name + "' is undefined; cannot save it as safetensors");
   if (!tensor.device().is_cpu() || tensor.layout() != c10::kStrided) {
     throw Error("tensor '" + name + "' is on " + tensor.device().str() +
                 " or not strided; pass tensor.to(torch::kCPU) (dense) to save it as safetensors");
   }
   if (!tensor.is_contiguous()) {
-    throw Error("tensor '" + name + "' is not contiguous; pass tensor.contiguous() to save it as safetensors");
+    throw Error("tensor '" + name +
+                "' is not contiguous; pass tensor.contiguous() to save it as safetensors");
   }
   return TensorRef{name, dtype_of(tensor.scalar_type()), tensor.sizes().vec(), tensor.data_ptr(),
                    static_cast<std::size_t>(tensor.nbytes())};

@@ -76,8 +76,8 @@ void write_file(const std::string& path, const std::vector<TensorRef>& tensors,
   // A sibling temporary then rename, as the reference does: a File still mapping the old
   // `path` keeps its bytes, and no reader ever sees a half-written file.
   static std::atomic<unsigned> counter{0};
-  const std::string temp = path + ".tmp." + std::to_string(::getpid()) + "." +
-                           std::to_string(counter.fetch_add(1));
+  const std::string temp =
+      path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0) io_fail(temp, "cannot create temporary safetensors file", errno);
   try {

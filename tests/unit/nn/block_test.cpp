@@ -1,6 +1,7 @@
 // Block hooks run however the block is called: directly, through a module holder, inside Sequential.
-#include <catch2/catch.hpp>
 #include <torch/torch.h>
+#undef CHECK  // glog's CHECK (pulled in by LibTorch) would shadow Catch2's
+#include <catch2/catch.hpp>
 
 #include <shardkit/error.hpp>
 #include <shardkit/nn/block.hpp>
@@ -118,7 +119,7 @@ TEST_CASE("a hook that changes the number of tensors is an error", "[nn][block]"
 }
 
 TEST_CASE("find_blocks filters by class name", "[nn][block]") {
-  torch::nn::Sequential seq(ScaleBlock(), ScaleBlock());
+  torch::nn::Sequential seq{ScaleBlock(), ScaleBlock()};
   CHECK(shardkit::nn::find_blocks(*seq, {"ScaleBlock"}).size() == 2);
   CHECK(shardkit::nn::find_blocks(*seq, {"Other"}).empty());
 }

@@ -1,14 +1,14 @@
-// Interoperability with the reference Python safetensors library (needs `pip install safetensors numpy`).
+// Interoperability with the reference Python safetensors library (pip install safetensors numpy).
 #include <sys/wait.h>
+
+#include <cstdio>
+#include <cstring>
 
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 #undef CHECK  // in case LibTorch brought glog's CHECK, which would shadow Catch's
 
 #include <catch2/catch.hpp>
-
-#include <cstdio>
-#include <cstring>
 
 #include "safetensors_test_support.hpp"
 #include "shardkit/safetensors.hpp"
@@ -45,12 +45,18 @@ std::vector<std::uint8_t> values(st::DType dtype, int count) {
       case st::DType::I16: append<std::int16_t>(&out, static_cast<std::int16_t>(k - 2)); break;
       case st::DType::I32: append<std::int32_t>(&out, k - 2); break;
       case st::DType::I64: append<std::int64_t>(&out, k - 2); break;
-      case st::DType::F16: append<std::uint16_t>(&out, c10::Half(static_cast<float>(real)).x); break;
-      case st::DType::BF16: append<std::uint16_t>(&out, c10::BFloat16(static_cast<float>(real)).x); break;
+      case st::DType::F16:
+        append<std::uint16_t>(&out, c10::Half(static_cast<float>(real)).x);
+        break;
+      case st::DType::BF16:
+        append<std::uint16_t>(&out, c10::BFloat16(static_cast<float>(real)).x);
+        break;
       case st::DType::F32: append<float>(&out, static_cast<float>(real)); break;
       case st::DType::F64: append<double>(&out, real); break;
       case st::DType::F8_E5M2:
-      case st::DType::F8_E4M3: append<std::uint8_t>(&out, static_cast<std::uint8_t>((k * 17 + 1) % 256)); break;
+      case st::DType::F8_E4M3:
+        append<std::uint8_t>(&out, static_cast<std::uint8_t>((k * 17 + 1) % 256));
+        break;
     }
   }
   return out;
@@ -81,24 +87,30 @@ std::string quoted(const std::string& text) { return "'" + text + "'"; }
 
 }  // namespace
 
-TEST_CASE("files round-trip with the reference Python safetensors library", "[safetensors][python]") {
+TEST_CASE("files round-trip with the reference Python safetensors library",
+          "[safetensors][python]") {
   std::string probe;
   if (run("python3 -c 'import safetensors, numpy'", &probe) != 0) {
-    FAIL("python3 cannot import safetensors and numpy, which this test needs to compare with the "
-         "reference implementation: run `pip install safetensors numpy`.\n" << probe);
+    FAIL(
+        "python3 cannot import safetensors and numpy, which this test needs to compare with the "
+        "reference implementation: run `pip install safetensors numpy`.\n"
+        << probe);
   }
   const std::vector<Expected> tensors = expected_tensors();
   std::vector<st::TensorRef> refs;
-  for (const Expected& e : tensors) refs.push_back({e.name, e.dtype, e.shape, e.bytes.data(), e.bytes.size()});
+  for (const Expected& e : tensors)
+    refs.push_back({e.name, e.dtype, e.shape, e.bytes.data(), e.bytes.size()});
   const std::map<std::string, std::string> metadata = {{"format", "pt"}};
 
   shardkit_test::TempDir dir;
   const std::string ours = dir.file("ours.safetensors"), theirs = dir.file("theirs.safetensors");
   st::write_file(ours, refs, metadata);
 
-  const std::string script = std::string(SHARDKIT_SOURCE_DIR) + "/tests/unit/safetensors/interop.py";
+  const std::string script =
+      std::string(SHARDKIT_SOURCE_DIR) + "/tests/unit/safetensors/interop.py";
   std::string output;
-  const int status = run("python3 " + quoted(script) + " " + quoted(ours) + " " + quoted(theirs), &output);
+  const int status =
+      run("python3 " + quoted(script) + " " + quoted(ours) + " " + quoted(theirs), &output);
   INFO(output);
   REQUIRE(status == 0);
   REQUIRE_THAT(output, Catch::StartsWith("OK"));

@@ -1,6 +1,5 @@
 // safetensors round trips through files and memory, and the writer's byte layout.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 
 #include "safetensors_test_support.hpp"
@@ -14,7 +13,8 @@ namespace {
 // Distinct bytes per tensor so a mix-up between tensors shows.
 std::vector<std::uint8_t> pattern(std::size_t n, int seed) {
   std::vector<std::uint8_t> out(n);
-  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<std::uint8_t>((i * 31 + static_cast<std::size_t>(seed) * 7 + 3) % 251);
+  for (std::size_t i = 0; i < n; ++i)
+    out[i] = static_cast<std::uint8_t>((i * 31 + static_cast<std::size_t>(seed) * 7 + 3) % 251);
   return out;
 }
 
@@ -26,9 +26,9 @@ std::vector<std::uint8_t> bytes_of(const st::TensorView& view) {
 
 TEST_CASE("dtype names, sizes and parsing", "[safetensors]") {
   const std::vector<std::pair<st::DType, std::size_t>> expected_sizes = {
-      {st::DType::BOOL, 1}, {st::DType::U8, 1},  {st::DType::I8, 1},   {st::DType::I16, 2},
-      {st::DType::U16, 2},  {st::DType::F16, 2}, {st::DType::BF16, 2}, {st::DType::I32, 4},
-      {st::DType::U32, 4},  {st::DType::F32, 4}, {st::DType::F64, 8},  {st::DType::I64, 8},
+      {st::DType::BOOL, 1}, {st::DType::U8, 1},      {st::DType::I8, 1},     {st::DType::I16, 2},
+      {st::DType::U16, 2},  {st::DType::F16, 2},     {st::DType::BF16, 2},   {st::DType::I32, 4},
+      {st::DType::U32, 4},  {st::DType::F32, 4},     {st::DType::F64, 8},    {st::DType::I64, 8},
       {st::DType::U64, 8},  {st::DType::F8_E5M2, 1}, {st::DType::F8_E4M3, 1}};
   for (const auto& [dtype, size] : expected_sizes) {
     CHECK(st::dtype_size(dtype) == size);
@@ -40,7 +40,8 @@ TEST_CASE("dtype names, sizes and parsing", "[safetensors]") {
   CHECK_FALSE(st::parse_dtype("bf16").has_value());
 }
 
-TEST_CASE("every dtype round-trips through a file, with scalars, empty tensors and metadata", "[safetensors]") {
+TEST_CASE("every dtype round-trips through a file, with scalars, empty tensors and metadata",
+          "[safetensors]") {
   std::vector<std::vector<std::uint8_t>> storage;
   std::vector<st::TensorRef> refs;
   storage.reserve(3 * std::size(st::kAllDTypes));
@@ -54,7 +55,8 @@ TEST_CASE("every dtype round-trips through a file, with scalars, empty tensors a
     refs.push_back({"scalar." + name, dtype, {}, storage.back().data(), storage.back().size()});
     refs.push_back({"empty." + name, dtype, {4, 0, 2}, nullptr, 0});
   }
-  const std::map<std::string, std::string> metadata = {{"format", "pt"}, {"note", "héllo \"quoted\"\n"}};
+  const std::map<std::string, std::string> metadata = {{"format", "pt"},
+                                                       {"note", "héllo \"quoted\"\n"}};
 
   shardkit_test::TempDir dir;
   const std::string path = dir.file("all.safetensors");
@@ -91,18 +93,22 @@ TEST_CASE("the writer lays out files exactly as the reference does", "[safetenso
   // dtype order descending by the reference's enum, then names; header padded with spaces.
   const std::vector<std::uint8_t> a = {0x00, 0x00, 0x80, 0x3f}, b = {1, 2, 3, 4}, e = {1, 2, 3};
   const std::vector<std::uint8_t> s(8, 1);
-  const std::vector<st::TensorRef> refs = {
-      {"b", st::DType::BF16, {2}, b.data(), 4},   {"a", st::DType::F32, {1}, a.data(), 4},
-      {"e", st::DType::F8_E4M3, {3}, e.data(), 3}, {"s", st::DType::I64, {}, s.data(), 8},
-      {"z", st::DType::I64, {0, 3}, nullptr, 0}};
-  const std::string header =
-      R"({"__metadata__":{"k":"v)" "\xc3\xa9" R"(\u0001\"/)" "\x7f" R"("},)"
-      R"("s":{"dtype":"I64","shape":[],"data_offsets":[0,8]},)"
-      R"("z":{"dtype":"I64","shape":[0,3],"data_offsets":[8,8]},)"
-      R"("a":{"dtype":"F32","shape":[1],"data_offsets":[8,12]},)"
-      R"("b":{"dtype":"BF16","shape":[2],"data_offsets":[12,16]},)"
-      R"("e":{"dtype":"F8_E4M3","shape":[3],"data_offsets":[16,19]}})"
-      "      ";
+  const std::vector<st::TensorRef> refs = {{"b", st::DType::BF16, {2}, b.data(), 4},
+                                           {"a", st::DType::F32, {1}, a.data(), 4},
+                                           {"e", st::DType::F8_E4M3, {3}, e.data(), 3},
+                                           {"s", st::DType::I64, {}, s.data(), 8},
+                                           {"z", st::DType::I64, {0, 3}, nullptr, 0}};
+  const std::string header = R"({"__metadata__":{"k":"v)"
+                             "\xc3\xa9"
+                             R"(\u0001\"/)"
+                             "\x7f"
+                             R"("},)"
+                             R"("s":{"dtype":"I64","shape":[],"data_offsets":[0,8]},)"
+                             R"("z":{"dtype":"I64","shape":[0,3],"data_offsets":[8,8]},)"
+                             R"("a":{"dtype":"F32","shape":[1],"data_offsets":[8,12]},)"
+                             R"("b":{"dtype":"BF16","shape":[2],"data_offsets":[12,16]},)"
+                             R"("e":{"dtype":"F8_E4M3","shape":[3],"data_offsets":[16,19]}})"
+                             "      ";
   REQUIRE(header.size() == 320);
   std::string data(8, '\x01');
   data += std::string("\x00\x00\x80\x3f\x01\x02\x03\x04\x01\x02\x03", 11);
@@ -117,7 +123,8 @@ TEST_CASE("the writer lays out files exactly as the reference does", "[safetenso
 TEST_CASE("names() follows the data offsets, whatever order the header lists", "[safetensors]") {
   const auto file = st::File::from_bytes(
       shardkit_test::image(R"({"b":{"dtype":"U8","shape":[4],"data_offsets":[4,8]},)"
-                           R"("a":{"dtype":"U8","shape":[2,2],"data_offsets":[0,4]}})", 8),
+                           R"("a":{"dtype":"U8","shape":[2,2],"data_offsets":[0,4]}})",
+                           8),
       "unordered");
   CHECK(file.names() == std::vector<std::string>{"a", "b"});
   CHECK(file.get("b").data == file.get("a").data + 4);
@@ -149,26 +156,35 @@ TEST_CASE("rewriting a path keeps an open File's bytes intact", "[safetensors]")
   st::write_file(path, {{"x", st::DType::U8, {64}, new_bytes.data(), 64}});
   CHECK(bytes_of(old_file.get("x")) == old_bytes);
   CHECK(bytes_of(st::File::open(path).get("x")) == new_bytes);
-  CHECK(std::distance(std::filesystem::directory_iterator(std::filesystem::path(path).parent_path()),
-                      std::filesystem::directory_iterator()) == 1);  // no temporary left behind
+  CHECK(
+      std::distance(std::filesystem::directory_iterator(std::filesystem::path(path).parent_path()),
+                    std::filesystem::directory_iterator()) == 1);  // no temporary left behind
 }
 
 TEST_CASE("the writer refuses input that would make an invalid file", "[safetensors]") {
   const std::vector<std::uint8_t> four(4, 0);
-  auto error = [](const std::vector<st::TensorRef>& refs, const std::map<std::string, std::string>& md = {}) {
+  auto error = [](const std::vector<st::TensorRef>& refs,
+                  const std::map<std::string, std::string>& md = {}) {
     return format_error_of([&] { st::serialize(refs, md); });
   };
   CHECK_THAT(error({{"w", st::DType::F32, {2}, four.data(), 4}}),
              Catch::Contains("tensor 'w' has 4 bytes but shape [2] of F32 needs 8"));
-  CHECK_THAT(error({{"w", st::DType::U8, {4}, four.data(), 4}, {"w", st::DType::U8, {4}, four.data(), 4}}),
-             Catch::Contains("tensor 'w' is given twice"));
+  CHECK_THAT(
+      error({{"w", st::DType::U8, {4}, four.data(), 4}, {"w", st::DType::U8, {4}, four.data(), 4}}),
+      Catch::Contains("tensor 'w' is given twice"));
   CHECK_THAT(error({{"__metadata__", st::DType::U8, {4}, four.data(), 4}}),
              Catch::Contains("a tensor cannot be called '__metadata__'"));
-  CHECK_THAT(error({{"bad\xff", st::DType::U8, {4}, four.data(), 4}}), Catch::Contains("is not valid UTF-8"));
-  CHECK_THAT(error({}, {{"k", "\xc0\xaf"}}), Catch::Contains("metadata value of 'k' is not valid UTF-8"));
-  CHECK_THAT(error({{"w", st::DType::U8, {-4}, four.data(), 4}}), Catch::Contains("negative dimension"));
+  CHECK_THAT(error({{"bad\xff", st::DType::U8, {4}, four.data(), 4}}),
+             Catch::Contains("is not valid UTF-8"));
+  CHECK_THAT(error({}, {{"k", "\xc0\xaf"}}),
+             Catch::Contains("metadata value of 'k' is not valid UTF-8"));
+  CHECK_THAT(error({{"w", st::DType::U8, {-4}, four.data(), 4}}),
+             Catch::Contains("negative dimension"));
   CHECK_THAT(error({{"w", st::DType::U8, {4}, nullptr, 4}}), Catch::Contains("null data pointer"));
   shardkit_test::TempDir dir;
-  CHECK_THAT(format_error_of([&] { st::write_file(dir.file("x.safetensors"), {{"w", st::DType::F32, {2}, four.data(), 4}}); }),
-             Catch::StartsWith(dir.file("x.safetensors") + ": tensor 'w'"));
+  CHECK_THAT(
+      format_error_of([&] {
+        st::write_file(dir.file("x.safetensors"), {{"w", st::DType::F32, {2}, four.data(), 4}});
+      }),
+      Catch::StartsWith(dir.file("x.safetensors") + ": tensor 'w'"));
 }

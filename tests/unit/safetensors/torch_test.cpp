@@ -1,4 +1,5 @@
 // The LibTorch adapter: scalar type mapping, to_tensor and ref_of round trips.
+
 // LibTorch pulls in glog, whose CHECK(cond) would replace Catch's CHECK and abort on
 // failure: include it first and drop glog's macro before Catch defines its own.
 #include <torch/torch.h>
@@ -16,7 +17,7 @@ using shardkit_test::format_error_of;
 namespace {
 
 const std::vector<c10::ScalarType> kTorchTypes = {
-    torch::kBool, torch::kUInt8, torch::kInt8,  torch::kInt16,  torch::kFloat16,
+    torch::kBool,     torch::kUInt8, torch::kInt8,    torch::kInt16,   torch::kFloat16,
     torch::kBFloat16, torch::kInt32, torch::kFloat32, torch::kFloat64, torch::kInt64};
 
 torch::Tensor sample(c10::ScalarType type, at::IntArrayRef shape) {
@@ -39,9 +40,11 @@ TEST_CASE("scalar types map both ways", "[safetensors][torch]") {
 
 #if TORCH_VERSION_MAJOR < 2
 TEST_CASE("dtypes LibTorch 1.13 lacks are refused clearly", "[safetensors][torch]") {
-  for (st::DType dtype : {st::DType::U16, st::DType::U32, st::DType::U64, st::DType::F8_E5M2, st::DType::F8_E4M3}) {
+  for (st::DType dtype :
+       {st::DType::U16, st::DType::U32, st::DType::U64, st::DType::F8_E5M2, st::DType::F8_E4M3}) {
     CHECK_THAT(format_error_of([&] { st::scalar_type_of(dtype); }),
-               Catch::Contains(std::string("safetensors dtype ") + st::dtype_name(dtype) + " has no scalar type in LibTorch"));
+               Catch::Contains(std::string("safetensors dtype ") + st::dtype_name(dtype) +
+                               " has no scalar type in LibTorch"));
   }
   const std::vector<std::uint8_t> two(2, 0);
   const st::TensorView view{st::DType::U16, {1}, two.data(), 2};
@@ -78,7 +81,8 @@ TEST_CASE("tensors round-trip through ref_of, a file and to_tensor", "[safetenso
   }
 }
 
-TEST_CASE("ref_of borrows the tensor's bytes and refuses what it cannot write", "[safetensors][torch]") {
+TEST_CASE("ref_of borrows the tensor's bytes and refuses what it cannot write",
+          "[safetensors][torch]") {
   const torch::Tensor t = torch::arange(12, torch::kFloat32).reshape({3, 4});
   const st::TensorRef ref = st::ref_of("t", t);
   CHECK(ref.data == t.data_ptr());
@@ -98,7 +102,8 @@ TEST_CASE("ref_of borrows the tensor's bytes and refuses what it cannot write", 
     }
     return std::string();
   };
-  CHECK_THAT(error(t.t()), Catch::Contains("tensor 'bad' is not contiguous; pass tensor.contiguous()"));
+  CHECK_THAT(error(t.t()),
+             Catch::Contains("tensor 'bad' is not contiguous; pass tensor.contiguous()"));
   CHECK_THAT(error(torch::Tensor()), Catch::Contains("tensor 'bad' is undefined"));
   CHECK_THAT(error(t.to_sparse()), Catch::Contains("not strided"));
   CHECK_THAT(error(torch::zeros({2}, torch::kComplexFloat)), Catch::Contains("ComplexFloat"));
