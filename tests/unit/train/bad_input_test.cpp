@@ -52,12 +52,38 @@ TEST_CASE("malformed config files give line and column", "[train][errors]") {
   CHECK(contains(r.output, "bad.toml:2"));
 }
 
+const std::string kFixtures = SHARDKIT_FIXTURE_DIR;
+
 TEST_CASE("options of a plugin that is not selected are refused", "[train][errors]") {
   TempDir tmp;
-  const auto r = run_program("shardkit-train", small_run(tmp / "run", {"--dataset.hidden_dim=3"}));
+  const auto r = run_program("shardkit-train", small_run(tmp / "run", {
+      "--plugins=" + kFixtures + "/libshardkit-policy-good.so", "--policy.greeting=hi"}));
   INFO(r.output);
   CHECK(r.exit_code == 2);
-  CHECK(contains(r.output, "dataset.hidden_dim"));
+  CHECK(contains(r.output, "--policy.greeting"));
+  CHECK(contains(r.output, "policy 'good'"));
+  CHECK(contains(r.output, "policy.type=mlp"));
+}
+
+TEST_CASE("a plugin built against another LibTorch or ABI is refused by name", "[train][errors]") {
+  for (const auto* fixture : {"bad_torch", "bad_abi", "bad_cxx_abi"}) {
+    TempDir tmp;
+    const auto file = kFixtures + "/libshardkit-policy-" + fixture + ".so";
+    const auto r = run_program("shardkit-train", small_run(tmp / "run", {"--plugins=" + file}));
+    INFO(r.output);
+    CHECK(r.exit_code != 0);
+    CHECK(contains(r.output, file));
+    CHECK_FALSE(fs::exists(tmp / "run"));
+  }
+}
+
+TEST_CASE("a plugin of the right kind but the wrong interface is refused", "[train][errors]") {
+  TempDir tmp;
+  const auto r = run_program("shardkit-train", small_run(tmp / "run", {
+      "--plugins=" + kFixtures + "/libshardkit-policy-good.so", "--policy.type=good"}));
+  INFO(r.output);
+  CHECK(r.exit_code != 0);
+  CHECK(contains(r.output, "good"));
 }
 
 TEST_CASE("save_freq must be a multiple of the accumulation steps", "[train][errors]") {

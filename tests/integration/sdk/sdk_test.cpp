@@ -1,0 +1,149 @@
+// The installed SDK: install the tree, build examples/third_party_policy against it, train with it.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+using namespace shardkit::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string quote(const std::string& arg) {
+  std::string quoted = "'";
+  for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+bool have_program(const std::string& name) {
+  return run_command("command -v " + name + " >/dev/null").exit_code == 0;
+}
+
+/// An installed copy of the build tree, and the example plugin built against it.
+struct InstalledSdk {
+  TempDir tmp{"shardkit-sdk"};
+  std::string prefix = tmp / "prefix";
+  std::string plugin = tmp / "example-build/libshardkit-policy-gated_mlp.so";
+  std::string build_output;  ///< what configuring and building the example printed
+};
+
+/// Installs SHARDKIT_BUILD_DIR into a fresh prefix and builds the example against it
+/// (fails the test, showing the tools' output, when either step fails).
+std::unique_ptr<InstalledSdk> install_and_build_example_now() {
+  auto sdk = std::make_unique<InstalledSdk>();
+  const auto install = run_command("cmake --install " + quote(SHARDKIT_BUILD_DIR) + " --prefix " +
+                                   quote(sdk->prefix));
+  INFO(install.output);
+  REQUIRE(install.exit_code == 0);
+
+  std::string configure = "cmake -S " + quote(std::string(SHARDKIT_SOURCE_DIR) +
+                                              "/examples/third_party_policy") +
+                          " -B " + quote(sdk->tmp / "example-build") +
+                          " -DCMAKE_PREFIX_PATH=" + quote(sdk->prefix);
+  if (have_program("ninja")) configure += " -G Ninja";
+  if (have_program("ccache")) configure += " -DCMAKE_CXX_COMPILER_LAUNCHER=ccache";
+  const auto built = run_command(configure + " && cmake --build " +
+                                 quote(sdk->tmp / "example-build"));
+  sdk->build_output = built.output;
+  INFO(built.output);
+  REQUIRE(built.exit_code == 0);
+  REQUIRE(fs::is_regular_file(sdk->plugin));
+  return sdk;
+}
+
+/// The process's one installed SDK, made on first use (ctest runs each case in its own
+/// process; run directly, the cases share one).
+const InstalledSdk& installed_sdk() {
+  static const std::unique_ptr<InstalledSdk> sdk = install_and_build_example_now();
+  return *sdk;
+}
+
+/// Runs the installed shardkit-train with nothing from the environment pointing at the
+/// build tree: no SHARDKIT_PLUGIN_PATH, no LD_LIBRARY_PATH.
+ProcessResult installed_train(const InstalledSdk& sdk, const std::vector<std::string>& args) {
+  std::string command = "env -u SHARDKIT_PLUGIN_PATH -u LD_LIBRARY_PATH " +
+                        quote(sdk.prefix + "/bin/shardkit-train");
+  for (const auto& a : args) command += " " + quote(a);
+  return run_command(command);
+}
+
+/// Flags for a short run into `out` (20 steps, metrics at 10 and 20, a checkpoint at the end).
+std::vector<std::string> short_run(const std::string& out, std::vector<std::string> extra) {
+  std::vector<std::string> args = {"--output_dir=" + out, "--steps=20", "--log_freq=10",
+                                   "--dataset.num_samples=256", "--num_threads=1"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+/// The resolved configuration saved with the last checkpoint of a run into `out`.
+std::string saved_train_config(const std::string& out) {
+  const fs::path file = fs::path(out) / "checkpoints/last/pretrained_model/train_config.json";
+  INFO(file.string());
+  REQUIRE(fs::is_regular_file(file));
+  return slurp(file.string());
+}
+
+}  // namespace
+
+TEST_CASE("a third-party policy builds against the installed SDK and trains", "[sdk]") {
+  const auto& sdk = installed_sdk();
+  // The SDK a third party needs, and the built-in plugins, are in the installed tree.
+  for (const auto* f : {"include/shardkit/plugin.hpp", "include/shardkit/nn/block.hpp",
+                        "lib/cmake/shardkit/shardkitConfig.cmake",
+                        "lib/shardkit/plugins/libshardkit-policy-mlp.so", "bin/shardkit-train"}) {
+    INFO(f);
+    CHECK(fs::is_regular_file(fs::path(sdk.prefix) / f));
+  }
+  {
+    INFO(sdk.build_output);
+    CHECK(sdk.build_output.find("warning:") == std::string::npos);
+  }
+
+  const auto out = sdk.tmp / "run-gated_mlp";
+  // Dataset, backend and checkpoint format come from the installed plugin folder, which
+  // shardkit-train finds next to itself; the policy comes from the example.
+  const auto run = installed_train(sdk, short_run(out, {"--plugins=" + sdk.plugin,
+                                                         "--policy.type=gated_mlp",
+                                                         "--policy.hidden_dim=16"}));
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  const auto lines = read_metrics(out);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].step == 10);
+  CHECK(lines[1].step == 20);
+  const auto config = saved_train_config(out);
+  INFO(config);
+  CHECK(config.find("\"gated_mlp\"") != std::string::npos);
+}
+
+TEST_CASE("an explicit third-party plugin leaves the built-in policies usable", "[sdk]") {
+  const auto& sdk = installed_sdk();
+
+  SECTION("--policy.type=mlp still trains mlp") {
+    const auto out = sdk.tmp / "run-mlp";
+    const auto run = installed_train(sdk, short_run(out, {"--plugins=" + sdk.plugin,
+                                                           "--policy.type=mlp"}));
+    INFO(run.output);
+    REQUIRE(run.exit_code == 0);
+    CHECK(read_metrics(out).size() == 2);
+    const auto config = saved_train_config(out);
+    INFO(config);
+    CHECK(config.find("\"mlp\"") != std::string::npos);
+    CHECK(config.find("gated_mlp") == std::string::npos);
+  }
+
+  SECTION("--help with --policy.type=gated_mlp lists the example's options") {
+    const auto help = installed_train(sdk, {"--plugins=" + sdk.plugin, "--policy.type=gated_mlp",
+                                             "--help"});
+    INFO(help.output);
+    CHECK(help.exit_code == 0);
+    for (const auto* option : {"policy.hidden_dim", "policy.num_blocks", "policy.expansion",
+                               "policy.activation"})
+      CHECK(help.output.find(option) != std::string::npos);
+    CHECK(help.output.find("silu|gelu|relu") != std::string::npos);
+  }
+}
