@@ -9,22 +9,28 @@ namespace shardkit::nn {
 
 BlockBase::~BlockBase() = default;
 
+namespace {
+
+// Runs one hook; hooks may replace tensors but not change how many there are.
+void run_hook(const std::function<void(BlockBase&, TensorList&)>& hook, BlockBase& block,
+              TensorList& tensors, const char* what) {
+  if (!hook) return;
+  const auto count = tensors.size();
+  hook(block, tensors);
+  if (tensors.size() != count)
+    throw RuntimeError(std::string("a ") + what + " hook of block " + block.name() +
+                       " changed the number of tensors from " + std::to_string(count) + " to " +
+                       std::to_string(tensors.size()));
+}
+
+}  // namespace
+
 void BlockBase::run_pre(TensorList& inputs) {
-  if (hooks_ && hooks_->pre_forward) {
-    const auto count = inputs.size();
-    hooks_->pre_forward(*this, inputs);
-    if (inputs.size() != count)
-      throw RuntimeError("a pre-forward hook of block " + name() + " changed the number of inputs");
-  }
+  if (hooks_) run_hook(hooks_->pre_forward, *this, inputs, "pre-forward");
 }
 
 void BlockBase::run_post(TensorList& outputs) {
-  if (hooks_ && hooks_->post_forward) {
-    const auto count = outputs.size();
-    hooks_->post_forward(*this, outputs);
-    if (outputs.size() != count)
-      throw RuntimeError("a post-forward hook of block " + name() + " changed the number of outputs");
-  }
+  if (hooks_) run_hook(hooks_->post_forward, *this, outputs, "post-forward");
 }
 
 torch::Tensor Block::forward_hooked(const torch::Tensor& input) {

@@ -50,7 +50,8 @@ void MetricsLog::append(const MetricsRecord& r) const {
 
 std::string MetricsLog::progress_line(const MetricsRecord& r) {
   const double done = r.total_steps > 0 ? static_cast<double>(r.step) / r.total_steps : 1.0;
-  const double per_step = r.step > 0 ? r.elapsed_s / r.step : 0.0;
+  const auto steps_here = r.step - r.first_step;
+  const double per_step = steps_here > 0 ? r.elapsed_s / static_cast<double>(steps_here) : 0.0;
   const auto eta = static_cast<long long>(per_step * static_cast<double>(r.total_steps - r.step));
   char buffer[320];
   std::snprintf(buffer, sizeof(buffer),

@@ -10,6 +10,7 @@ namespace shardkit::train {
 struct MetricsRecord {
   std::int64_t step = 0;         ///< loop steps done
   std::int64_t total_steps = 0;  ///< --steps
+  std::int64_t first_step = 0;   ///< step this process started from (resume), for the ETA
   double epoch = 0;              ///< fractional epochs done
   double loss = 0;               ///< mean loss over the loop steps since the last log
   double lr = 0;                 ///< learning rate of the last update

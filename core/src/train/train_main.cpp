@@ -37,7 +37,6 @@ void print_help(const Registry& registry, const Schema& schema, const RawConfig&
   std::ostringstream out;
   out << "usage: shardkit-train [--key=value ...] [--config_path=FILE.toml|json]\n\n"
          "Trains a policy; every option below can also be set in the config file.\n\n"
-         "Options:\n"
       << schema.help_text("core") << "\n  --config_path=<path>  TOML or JSON file with options "
          "(flags override it)\n  --help  this text; add --policy.type=NAME (or another "
          "selector) to see that plugin's options\n\nPlugins found:\n";
@@ -52,8 +51,7 @@ void print_help(const Registry& registry, const Schema& schema, const RawConfig&
     const auto name = to_string(it->second.value);
     registry.get(kind, name);  // unknown names: error listing the available ones
     const auto owner = std::string(kind) + " '" + name + "'";
-    out << "\nOptions of " << owner << " (--" << train::option_prefix(kind, name) << "<name>):\n"
-        << schema.help_text(owner);
+    out << "\n" << schema.help_text(owner);
   }
   std::cout << out.str();
 }

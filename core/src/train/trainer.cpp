@@ -271,6 +271,7 @@ void Trainer::run() {
       MetricsRecord r;
       r.step = done;
       r.total_steps = steps_;
+      r.first_step = start_step_;
       r.epoch = static_cast<double>(done * batch_size_ * runtime_.world_size) /
                 static_cast<double>(dataset_->size());
       r.loss = loss_sum / static_cast<double>(since_log);
