@@ -15,8 +15,8 @@
 # /usr/bin/python3: Debian's python3-torch) and, for benchmark 2, the safetensors package in
 # that same Python; on Debian add it with
 #   /usr/bin/python3 -m pip install --break-system-packages safetensors
-# Knobs (environment): RUNS (hyperfine runs per command, default 3), STEPS (default 60),
-# WARMUP_STEPS (default 10), HIDDEN_DIM (512), NUM_BLOCKS (4), EXPANSION (2), BATCH_SIZE (256),
+# Knobs (environment): RUNS (hyperfine runs per command, default 3), STEPS (default 40),
+# WARMUP_STEPS (default 10), HIDDEN_DIM (256), NUM_BLOCKS (2), EXPANSION (2), BATCH_SIZE (64),
 # ST_REPS (safetensors repetitions, default 3), JOBS (build parallelism, default 2),
 # BENCH_TMPDIR (where the 1 GB files go, default $TMPDIR or /tmp).
 set -euo pipefail
@@ -25,12 +25,12 @@ SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${1:-build}"
 [[ "$BUILD" = /* ]] || BUILD="$SRC/$BUILD"
 RUNS="${RUNS:-3}"
-STEPS="${STEPS:-60}"
+STEPS="${STEPS:-40}"
 WARMUP_STEPS="${WARMUP_STEPS:-10}"
-HIDDEN_DIM="${HIDDEN_DIM:-512}"
-NUM_BLOCKS="${NUM_BLOCKS:-4}"
+HIDDEN_DIM="${HIDDEN_DIM:-256}"
+NUM_BLOCKS="${NUM_BLOCKS:-2}"
 EXPANSION="${EXPANSION:-2}"
-BATCH_SIZE="${BATCH_SIZE:-256}"
+BATCH_SIZE="${BATCH_SIZE:-64}"
 STATE_DIM=16
 ACTION_DIM=4
 ST_REPS="${ST_REPS:-3}"
@@ -77,19 +77,27 @@ EOF
 
 # --- 1. trainer overhead -----------------------------------------------------------------
 echo "== 1. trainer overhead: shardkit-train vs LibTorch vs Python" >&2
-SHAPE="--hidden_dim=$HIDDEN_DIM --num_blocks=$NUM_BLOCKS --expansion=$EXPANSION --batch_size=$BATCH_SIZE"
-SHAPE="$SHAPE --state_dim=$STATE_DIM --action_dim=$ACTION_DIM --steps=$STEPS --warmup_steps=$WARMUP_STEPS"
-# shardkit logs every WARMUP_STEPS steps, so the elapsed_s of its records give steps/s after
-# warm-up exactly as the peers measure it. $$ (the shell hyperfine starts) names a fresh run folder.
-SK_CMD="'$BIN/shardkit-train' --policy.type=mlp --policy.hidden_dim=$HIDDEN_DIM"
-SK_CMD="$SK_CMD --policy.num_blocks=$NUM_BLOCKS --policy.expansion=$EXPANSION --batch_size=$BATCH_SIZE"
-SK_CMD="$SK_CMD --dataset.state_dim=$STATE_DIM --dataset.action_dim=$ACTION_DIM --steps=$STEPS"
-SK_CMD="$SK_CMD --log_freq=$WARMUP_STEPS --save_checkpoint=false --num_threads=1"
-SK_CMD="$SK_CMD --output_dir='$OUT/train_runs/sk.'\$\$"
-LT_CMD="'$BIN/bench_libtorch_mlp' $SHAPE --num_threads=1 --out='$OUT/train_peers.jsonl'"
-PY_CMD="'$TORCH_PYTHON' '$SRC/bench/torch_mlp.py' $SHAPE --num_threads=1 --out='$OUT/train_peers.jsonl'"
+MODEL="--hidden_dim=$HIDDEN_DIM --num_blocks=$NUM_BLOCKS --expansion=$EXPANSION --batch_size=$BATCH_SIZE"
+MODEL="$MODEL --state_dim=$STATE_DIM --action_dim=$ACTION_DIM --num_threads=1"
+SK_MODEL="'$BIN/shardkit-train' --policy.type=mlp --policy.hidden_dim=$HIDDEN_DIM"
+SK_MODEL="$SK_MODEL --policy.num_blocks=$NUM_BLOCKS --policy.expansion=$EXPANSION --batch_size=$BATCH_SIZE"
+SK_MODEL="$SK_MODEL --dataset.state_dim=$STATE_DIM --dataset.action_dim=$ACTION_DIM"
+SK_MODEL="$SK_MODEL --save_checkpoint=false --num_threads=1 --log_freq=$WARMUP_STEPS"
+# Full runs (STEPS steps) give the wall times and the in-process steps/s after warm-up:
+# the peers time themselves; shardkit logs every WARMUP_STEPS steps, so the elapsed_s of its
+# metrics.jsonl records give the same measure. $$ (the shell hyperfine starts) names a fresh
+# run folder. Short runs (WARMUP_STEPS steps) only serve the CPU-time difference
+# (user+sys of a full run minus a short run = CPU seconds of STEPS-WARMUP_STEPS steps), which
+# stays meaningful when other processes compete for the cores.
+SK_CMD="$SK_MODEL --steps=$STEPS --output_dir='$OUT/train_runs/sk.'\$\$"
+SK_SHORT="$SK_MODEL --steps=$WARMUP_STEPS --output_dir='$OUT/train_runs/short.'\$\$"
+LT_CMD="'$BIN/bench_libtorch_mlp' $MODEL --steps=$STEPS --warmup_steps=$WARMUP_STEPS --out='$OUT/train_peers.jsonl'"
+LT_SHORT="'$BIN/bench_libtorch_mlp' $MODEL --steps=$WARMUP_STEPS --warmup_steps=$((WARMUP_STEPS - 1))"
+PY_CMD="'$TORCH_PYTHON' '$SRC/bench/torch_mlp.py' $MODEL --steps=$STEPS --warmup_steps=$WARMUP_STEPS --out='$OUT/train_peers.jsonl'"
+PY_SHORT="'$TORCH_PYTHON' '$SRC/bench/torch_mlp.py' $MODEL --steps=$WARMUP_STEPS --warmup_steps=$((WARMUP_STEPS - 1))"
 hyperfine --warmup 1 --runs "$RUNS" --export-json "$OUT/train_hyperfine.json" \
-  -n shardkit "$SK_CMD" -n libtorch "$LT_CMD" -n python "$PY_CMD" >&2
+  -n shardkit "$SK_CMD" -n libtorch "$LT_CMD" -n python "$PY_CMD" \
+  -n shardkit-short "$SK_SHORT" -n libtorch-short "$LT_SHORT" -n python-short "$PY_SHORT" >&2
 
 # --- 2. safetensors ----------------------------------------------------------------------
 echo "== 2. safetensors save/load (~1 GB)" >&2
