@@ -1,7 +1,9 @@
 // safetensors save/load throughput of shardkit's writer and reader on a ~1 GB state dict.
 //
 // save = safetensors::write_file of ref_of views (which includes its fsync and rename);
-// load = File::open + to_tensor of every tensor (an owned copy, as Python's load_file gives).
+// load = File::open + to_tensor of every tensor (owned copies);
+// open = File::open + get() of every tensor (views into the mapping: the lazy analogue of
+// Python's default mmap-backed load_file, which touches no tensor byte either).
 // Prints one JSON line per operation with the seconds of every repetition:
 //   {"program":"shardkit","op":"save","bytes":N,"seconds":[...]}
 #include <torch/torch.h>
@@ -75,7 +77,7 @@ int run(int argc, char** argv) {
   std::vector<st::TensorRef> refs;
   for (const auto& [name, tensor] : state) refs.push_back(st::ref_of(name, tensor));
 
-  std::vector<double> save_s, load_s;
+  std::vector<double> save_s, load_s, open_s;
   for (std::int64_t r = 0; r < reps; ++r) {
     const auto start = Clock::now();
     st::write_file(path, refs);
@@ -94,6 +96,14 @@ int run(int argc, char** argv) {
     load_s.push_back(seconds_since(start));
     checked = static_cast<std::int64_t>(loaded.size());
   }
+  for (std::int64_t r = 0; r < reps; ++r) {
+    const auto start = Clock::now();
+    const auto file = st::File::open(path);
+    std::size_t seen = 0;
+    for (const auto& name : file.names()) seen += file.get(name).nbytes;
+    open_s.push_back(seconds_since(start));
+    if (seen == 0) throw std::runtime_error(path + " holds no tensor bytes");
+  }
   if (checked != static_cast<std::int64_t>(state.size()))
     throw std::runtime_error("loaded " + std::to_string(checked) + " tensors, expected " +
                              std::to_string(state.size()));
@@ -103,7 +113,8 @@ int run(int argc, char** argv) {
     out.open(out_path, std::ios::app);
     if (!out) throw std::runtime_error("cannot append to --out=" + out_path);
   }
-  for (const auto& line : {json_line("save", bytes, save_s), json_line("load", bytes, load_s)}) {
+  for (const auto& line : {json_line("save", bytes, save_s), json_line("load", bytes, load_s),
+                          json_line("open", bytes, open_s)}) {
     std::cout << line << std::endl;
     if (out.is_open()) out << line << '\n';
   }

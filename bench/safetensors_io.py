@@ -3,7 +3,10 @@ that bench_safetensors_io wrote, so both sides handle the same tensors.
 
 save       = safetensors.torch.save_file (no fsync: the reference does not call one)
 save_fsync = save_file followed by os.fsync of the file, the durability shardkit's write_file gives
-load       = safetensors.torch.load_file (owned tensors, as shardkit's File::open + to_tensor)
+load       = safetensors.torch.load_file, default backend: tensors on a private mmap of the file,
+             no byte read yet (compare with shardkit's File::open + get(), "open")
+load_clone = load_file + clone() of every tensor: owned copies, as shardkit's to_tensor gives
+load_pread = load_file(backend="pread"): owned tensors read with pread(2), when this version has it
 
 Needs a Python with both PyTorch and safetensors. On Debian, python3-torch is 1.13 for
 /usr/bin/python3; add the reference with
@@ -57,7 +60,21 @@ def main():
         loaded.clear()
         loaded.update(load_file(a.file))
 
+    def load_clone():
+        loaded.clear()
+        loaded.update({k: v.clone() for k, v in load_file(a.file).items()})
+
+    def load_pread():
+        loaded.clear()
+        loaded.update(load_file(a.file, backend="pread"))
+
     results["load"] = timed(load, a.reps)
+    results["load_clone"] = timed(load_clone, a.reps)
+    try:
+        load_file(a.file, backend="pread")
+        results["load_pread"] = timed(load_pread, a.reps)
+    except TypeError:  # safetensors before the backend argument
+        pass
     if len(loaded) != len(tensors):
         raise SystemExit(f"loaded {len(loaded)} tensors, expected {len(tensors)}")
 

@@ -106,17 +106,22 @@ def safetensors_section(d, out):
     out.append("## 2. safetensors save / load\n")
     out.append(f"State dict of {size / 1e9:.3f} GB (64 float32 tensors of 4M elements plus bf16, f16, "
                "i64, i8, bool, scalar and empty tensors); files in the page cache (it is not dropped).\n")
-    out.append("| operation | shardkit GB/s, median (best) | Python safetensors GB/s, median (best) | shardkit / Python |")
+    out.append("| operation | shardkit: median s, GB/s (best GB/s) | Python safetensors: median s, GB/s (best GB/s) "
+               "| speed ratio shardkit / Python |")
     out.append("|---|---|---|---|")
     rows = [("save (shardkit fsyncs; Python save_file + os.fsync)", "save", "save_fsync"),
             ("save (shardkit fsyncs; Python save_file without fsync)", "save", "save"),
-            ("load (File::open + to_tensor / load_file)", "load", "load")]
+            ("load, owned copies (File::open + to_tensor / load_file + clone)", "load", "load_clone"),
+            ("load, owned copies (File::open + to_tensor / load_file(backend=\"pread\"))", "load", "load_pread"),
+            ("open, lazy (File::open + get views / load_file, default mmap)", "open", "load")]
     for label, sk_op, py_op in rows:
         sk, py = by.get(("shardkit", sk_op)), by.get(("python", py_op))
         sk_m, sk_b = gbps(sk) if sk else (None, None)
         py_m, py_b = gbps(py) if py else (None, None)
-        out.append(f"| {label} | {fmt(sk_m, 2)} ({fmt(sk_b, 2)}) | {fmt(py_m, 2)} ({fmt(py_b, 2)}) | "
-                   f"{fmt(ratio(sk_m, py_m), 2)} |")
+        sk_s = statistics.median(sk["seconds"]) if sk else None
+        py_s = statistics.median(py["seconds"]) if py else None
+        out.append(f"| {label} | {fmt(sk_s, 4)} s, {fmt(sk_m, 2)} ({fmt(sk_b, 2)}) "
+                   f"| {fmt(py_s, 4)} s, {fmt(py_m, 2)} ({fmt(py_b, 2)}) | {fmt(ratio(sk_m, py_m), 2)} |")
     identical = os.path.join(d, "safetensors_identical.txt")
     if os.path.exists(identical):
         with open(identical) as f:

@@ -83,6 +83,19 @@ int run(int argc, char** argv) {
     file.erase("resume");
   }
 
+  // --policy.path: the saved policy's config.json fills policy options not given otherwise,
+  // so a run starts from saved weights without repeating their shapes (as LeRobot does).
+  if (const auto path = given(flags, file, "policy.path", ""); !path.empty()) {
+    const auto saved = (fs::path(path) / "config.json").string();
+    if (!fs::is_regular_file(saved))
+      throw ConfigError("--policy.path=" + path + " is not a pretrained_model folder (no config.json); "
+                        "point it at <run>/checkpoints/<step>/pretrained_model");
+    for (auto& [key, value] : load_config_file(saved)) {
+      if (key == "path" || key == "device") continue;
+      file.emplace("policy." + key, std::move(value));  // never over the file's own values
+    }
+  }
+
   Registry registry;
   PluginSearch search;
   search.explicit_files = split(given(flags, file, "plugins", ""), ',');

@@ -272,8 +272,9 @@ void Trainer::run() {
       r.step = done;
       r.total_steps = steps_;
       r.first_step = start_step_;
-      r.epoch = static_cast<double>(done * batch_size_ * runtime_.world_size) /
-                static_cast<double>(dataset_->size());
+      const auto& pos = loader_->position();
+      r.epoch = static_cast<double>(pos.epoch) + static_cast<double>(pos.batch_in_epoch) /
+                                                     static_cast<double>(loader_->batches_per_epoch());
       r.loss = loss_sum / static_cast<double>(since_log);
       r.lr = lr;
       r.grad_norm = grad_norm;

@@ -59,12 +59,35 @@ TEST_CASE("--policy.path starts from saved weights", "[train]") {
   TempDir tmp;
   const auto first = tmp / "first", second = tmp / "second", fresh = tmp / "fresh";
   train_ok(small_run(first, {"--steps=200", "--log_freq=200", "--optimizer.lr=3e-3"}));
-  train_ok(small_run(second, {"--steps=5", "--log_freq=5", "--save_checkpoint=false",
-                              "--policy.path=" + first + "/checkpoints/last/pretrained_model"}));
+  // The policy's shape comes from the saved config.json: no --policy.* flags needed.
+  train_ok({"--output_dir=" + second, "--dataset.num_samples=256", "--num_threads=1", "--seed=7",
+            "--steps=5", "--log_freq=5", "--save_checkpoint=false",
+            "--policy.path=" + first + "/checkpoints/last/pretrained_model"});
   train_ok(small_run(fresh, {"--steps=5", "--log_freq=5", "--save_checkpoint=false"}));
   const double trained = read_metrics(first).back().number("loss");
   const double continued = read_metrics(second).back().number("loss");
   const double from_scratch = read_metrics(fresh).back().number("loss");
   INFO("trained " << trained << " continued " << continued << " fresh " << from_scratch);
   CHECK(continued < 0.5 * from_scratch);
+}
+
+TEST_CASE("--policy.path that is not a pretrained_model folder is refused", "[train][errors]") {
+  TempDir tmp;
+  const auto r = run_program("shardkit-train", small_run(tmp / "run", {"--policy.path=" + tmp.path()}));
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("config.json") != std::string::npos);
+}
+
+TEST_CASE("resume with another batch size warns and continues on a batch boundary", "[train][resume]") {
+  TempDir tmp;
+  const auto run = tmp / "run";
+  train_ok(small_run(run, {"--steps=20", "--save_freq=10", "--log_freq=10", "--batch_size=8"}));
+  const auto result = train_ok({"--resume=true", "--output_dir=" + run, "--steps=30", "--batch_size=16"});
+  CHECK(result.output.find("but the checkpoint was written with 8 x 1") != std::string::npos);
+  const auto lines = read_metrics(run);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines.back().step == 30);
+  // 20 steps x 8 samples = 160 seen, then 10 steps x 16 more: epoch (160 + 160) / 256 = 1.25.
+  CHECK(lines.back().number("epoch") == Approx(1.25));
 }
