@@ -119,6 +119,8 @@ rm -f "$TMP"/*.safetensors
 # --- 3. start-up -------------------------------------------------------------------------
 echo "== 3. start-up" >&2
 hyperfine --warmup 1 --runs 5 --export-json "$OUT/startup_hyperfine.json" \
+  -n "LibTorch floor (bench_libtorch_startup)" "'$BIN/bench_libtorch_startup'" \
+  -n "Python floor (import torch)" "'$TORCH_PYTHON' -c 'import torch'" \
   -n "shardkit-train --help" "'$BIN/shardkit-train' --help" \
   -n "shardkit-train --steps=1" \
   "'$BIN/shardkit-train' --steps=1 --save_checkpoint=false --num_threads=1 --output_dir='$OUT/train_runs/one.'\$\$" >&2

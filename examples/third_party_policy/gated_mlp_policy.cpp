@@ -1,4 +1,4 @@
-// Policy `gated_mlp`: a third-party example; gated (GLU) residual blocks as wrap units, MSE on actions.
+// Policy `gated_mlp`, a third-party example: gated residual blocks as wrap units, MSE on actions.
 #include <torch/torch.h>
 
 #include <shardkit/error.hpp>
@@ -51,17 +51,21 @@ std::int64_t feature_size(const shardkit::PluginContext& ctx, const std::string&
   return n;
 }
 
+/// observation.state -> input_proj -> GatedBlock x num_blocks -> final_norm -> head -> action.
 class GatedMlpPolicy final : public shardkit::Policy {
  public:
   explicit GatedMlpPolicy(const shardkit::PluginContext& ctx) {
     const auto& o = ctx.options;
     const auto dim = o.get_int("hidden_dim");
-    input_proj = register_module("input_proj", torch::nn::Linear(feature_size(ctx, "observation.state"), dim));
+    const auto state_dim = feature_size(ctx, "observation.state");
+    const auto action_dim = feature_size(ctx, "action");
+    input_proj = register_module("input_proj", torch::nn::Linear(state_dim, dim));
     blocks = register_module("blocks", torch::nn::Sequential());
     for (std::int64_t i = 0; i < o.get_int("num_blocks"); ++i)
       blocks->push_back(GatedBlock(dim, o.get_int("expansion"), o.get_string("activation")));
-    final_norm = register_module("final_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})));
-    head = register_module("head", torch::nn::Linear(dim, feature_size(ctx, "action")));
+    final_norm = register_module("final_norm",
+                                 torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})));
+    head = register_module("head", torch::nn::Linear(dim, action_dim));
   }
 
   shardkit::PolicyOutput forward(const shardkit::Batch& batch) override {
@@ -89,11 +93,15 @@ class GatedMlpPolicy final : public shardkit::Policy {
 
 // Given as --policy.<name>=<value>; the host parses and range-checks them before the
 // factory runs, and lists them under --help --policy.type=gated_mlp.
+using shardkit::OptionType;
 const shardkit::OptionSpec kOptions[] = {
-    {"hidden_dim", shardkit::OptionType::Int, "64", "Width of the residual stream", "1", nullptr, nullptr},
-    {"num_blocks", shardkit::OptionType::Int, "2", "Number of gated blocks (wrap units)", "1", nullptr, nullptr},
-    {"expansion", shardkit::OptionType::Int, "2", "Hidden width of each block / hidden_dim", "1", "16", nullptr},
-    {"activation", shardkit::OptionType::String, "silu", "Activation of the gate branch", nullptr, nullptr,
+    // name, type, default, help, min, max, choices
+    {"hidden_dim", OptionType::Int, "64", "Width of the residual stream", "1", nullptr, nullptr},
+    {"num_blocks", OptionType::Int, "2", "Number of gated blocks (wrap units)", "1", nullptr,
+     nullptr},
+    {"expansion", OptionType::Int, "2", "Hidden width of each block / hidden_dim", "1", "16",
+     nullptr},
+    {"activation", OptionType::String, "silu", "Activation of the gate branch", nullptr, nullptr,
      "silu|gelu|relu"},
 };
 
@@ -103,5 +111,5 @@ std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& ctx) {
 
 }  // namespace
 
-SHARDKIT_PLUGIN(policy, gated_mlp, "0.1.0", "Gated residual MLP from observation.state to action (MSE)",
-                kOptions, make)
+SHARDKIT_PLUGIN(policy, gated_mlp, "0.1.0",
+                "Gated residual MLP from observation.state to action (MSE)", kOptions, make)

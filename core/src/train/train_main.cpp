@@ -1,6 +1,7 @@
 // shardkit-train's command line: plugin discovery, configuration layers, --help, exit codes.
 #include "shardkit/train.hpp"
 
+#include <cctype>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -31,6 +32,12 @@ std::vector<std::string> split(const std::string& text, char sep) {
   while (std::getline(in, part, sep))
     if (!part.empty()) parts.push_back(part);
   return parts;
+}
+
+/// Whether a flag's text means true (the same spellings resolve() accepts for bools).
+bool is_true(std::string text) {
+  for (auto& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text == "true" || text == "1" || text == "yes";
 }
 
 void print_help(const Registry& registry, const Schema& schema, const RawConfig& flags) {
@@ -64,7 +71,7 @@ int run(int argc, char** argv) {
 
   // Layers: the file (an explicit --config_path, or the checkpoint's on resume), then flags.
   std::string config_path = given(flags, {}, "config_path", "");
-  const bool resume = given(flags, {}, "resume", "false") == "true";
+  const bool resume = is_true(given(flags, {}, "resume", "false"));
   if (resume && config_path.empty()) {
     const auto out = given(flags, {}, "output_dir", "");
     if (out.empty())

@@ -45,8 +45,13 @@ std::unique_ptr<InstalledSdk> install_and_build_example_now() {
                           " -B " + quote(sdk->tmp / "example-build") +
                           " -DCMAKE_PREFIX_PATH=" + quote(sdk->prefix);
   if (have_program("ninja")) configure += " -G Ninja";
-  if (have_program("ccache")) configure += " -DCMAKE_CXX_COMPILER_LAUNCHER=ccache";
-  const auto built = run_command(configure + " && cmake --build " +
+  // With ccache, paths relative to the temp folder keep the cache valid from run to run.
+  std::string build_env;
+  if (have_program("ccache")) {
+    configure += " -DCMAKE_CXX_COMPILER_LAUNCHER=ccache";
+    build_env = "CCACHE_BASEDIR=" + quote(sdk->tmp.path()) + " ";
+  }
+  const auto built = run_command(configure + " && " + build_env + "cmake --build " +
                                  quote(sdk->tmp / "example-build"));
   sdk->build_output = built.output;
   INFO(built.output);
@@ -79,12 +84,25 @@ std::vector<std::string> short_run(const std::string& out, std::vector<std::stri
   return args;
 }
 
-/// The resolved configuration saved with the last checkpoint of a run into `out`.
-std::string saved_train_config(const std::string& out) {
+/// The "policy" object of the train_config.json saved with the last checkpoint of a run
+/// into `out` (its text; the object holds no nested objects).
+std::string saved_policy_config(const std::string& out) {
   const fs::path file = fs::path(out) / "checkpoints/last/pretrained_model/train_config.json";
   INFO(file.string());
   REQUIRE(fs::is_regular_file(file));
-  return slurp(file.string());
+  const std::string text = slurp(file.string());
+  INFO(text);
+  const auto begin = text.find("\"policy\":");
+  REQUIRE(begin != std::string::npos);
+  const auto end = text.find('}', begin);
+  REQUIRE(end != std::string::npos);
+  return text.substr(begin, end - begin);
+}
+
+/// Whether a JSON object's text holds "type": "<type>" (with or without a space).
+bool has_type(const std::string& object, const std::string& type) {
+  return object.find("\"type\": \"" + type + "\"") != std::string::npos ||
+         object.find("\"type\":\"" + type + "\"") != std::string::npos;
 }
 
 }  // namespace
@@ -115,9 +133,40 @@ TEST_CASE("a third-party policy builds against the installed SDK and trains", "[
   REQUIRE(lines.size() == 2);
   CHECK(lines[0].step == 10);
   CHECK(lines[1].step == 20);
-  const auto config = saved_train_config(out);
-  INFO(config);
-  CHECK(config.find("\"gated_mlp\"") != std::string::npos);
+  const auto policy = saved_policy_config(out);
+  INFO(policy);
+  CHECK(has_type(policy, "gated_mlp"));
+  CHECK(policy.find("\"activation\"") != std::string::npos);  // the example's own option
+}
+
+TEST_CASE("the installed programs find the built-in plugins next to themselves", "[sdk]") {
+  const auto& sdk = installed_sdk();
+  const auto plugins = fs::canonical(sdk.prefix).string() + "/lib/shardkit/plugins";
+  const auto env = run_command("env -u SHARDKIT_PLUGIN_PATH -u LD_LIBRARY_PATH " +
+                               quote(sdk.prefix + "/bin/shardkit-env"));
+  INFO(env.output);
+  REQUIRE(env.exit_code == 0);
+  CHECK(env.output.find("next to the executable: " + plugins + "\n") != std::string::npos);
+  CHECK(env.output.find(plugins + "/libshardkit-policy-mlp.so") != std::string::npos);
+  CHECK(env.output.find(SHARDKIT_PLUGIN_DIR) == std::string::npos);  // nothing from the build tree
+
+  // Every installed library resolves its dependencies through its RPATH alone, so any
+  // host (not only shardkit-train, which has loaded libshardkit_core.so already) can load it.
+  for (const auto& entry : fs::directory_iterator(plugins)) {
+    const auto ldd = run_command("env -u LD_LIBRARY_PATH ldd " + quote(entry.path().string()));
+    INFO(entry.path().string() << "\n" << ldd.output);
+    CHECK(ldd.exit_code == 0);
+    CHECK(ldd.output.find("libshardkit_core.so") != std::string::npos);
+    CHECK(ldd.output.find("not found") == std::string::npos);
+  }
+
+  // No --plugins at all: policy, dataset, backend and format all come from the prefix.
+  const auto out = sdk.tmp / "run-default";
+  const auto run = installed_train(sdk, short_run(out, {}));
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK(read_metrics(out).size() == 2);
+  CHECK(has_type(saved_policy_config(out), "mlp"));
 }
 
 TEST_CASE("an explicit third-party plugin leaves the built-in policies usable", "[sdk]") {
@@ -130,10 +179,10 @@ TEST_CASE("an explicit third-party plugin leaves the built-in policies usable", 
     INFO(run.output);
     REQUIRE(run.exit_code == 0);
     CHECK(read_metrics(out).size() == 2);
-    const auto config = saved_train_config(out);
-    INFO(config);
-    CHECK(config.find("\"mlp\"") != std::string::npos);
-    CHECK(config.find("gated_mlp") == std::string::npos);
+    const auto policy = saved_policy_config(out);
+    INFO(policy);
+    CHECK(has_type(policy, "mlp"));
+    CHECK(policy.find("\"activation\"") == std::string::npos);
   }
 
   SECTION("--help with --policy.type=gated_mlp lists the example's options") {
@@ -141,9 +190,11 @@ TEST_CASE("an explicit third-party plugin leaves the built-in policies usable", 
                                              "--help"});
     INFO(help.output);
     CHECK(help.exit_code == 0);
-    for (const auto* option : {"policy.hidden_dim", "policy.num_blocks", "policy.expansion",
-                               "policy.activation"})
-      CHECK(help.output.find(option) != std::string::npos);
-    CHECK(help.output.find("silu|gelu|relu") != std::string::npos);
+    const auto section = help.output.find("policy 'gated_mlp' options:");
+    REQUIRE(section != std::string::npos);
+    for (const auto* option : {"--policy.hidden_dim=", "--policy.num_blocks=",
+                               "--policy.expansion=", "--policy.activation="})
+      CHECK(help.output.find(option, section) != std::string::npos);
+    CHECK(help.output.find("silu|gelu|relu", section) != std::string::npos);
   }
 }
