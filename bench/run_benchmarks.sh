@@ -65,7 +65,7 @@ trap 'rm -rf "$TMP"' EXIT
 LIBTORCH_VERSION="$("$BIN/shardkit-env" 2>/dev/null | sed -n 's/^LibTorch \([0-9.]*\).*/\1/p' | head -1)"
 cat > "$OUT/meta.json" <<EOF
 {"cpu": "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)",
- "cores": $(nproc), "load_before": "$(cut -d' ' -f1-3 /proc/loadavg)",
+ "cores": $(getconf _NPROCESSORS_ONLN), "load_before": "$(cut -d' ' -f1-3 /proc/loadavg)",
  "libtorch": "${LIBTORCH_VERSION:-?}",
  "python_torch": "$("$TORCH_PYTHON" -c 'import torch; print(torch.__version__)')",
  "safetensors": "$("$TORCH_PYTHON" -c 'import safetensors; print(safetensors.__version__)' 2>/dev/null || echo none)",

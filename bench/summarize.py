@@ -75,7 +75,7 @@ def training_section(d, meta, out):
     out.append("|---|---|---|---|---|")
     for name in ("shardkit", "libtorch", "python"):
         w = wall.get(name)
-        wall_txt = f"{w['mean']:.2f} ± {w['stddev']:.2f}" if w else "n/a"
+        wall_txt = f"{w['mean']:.2f} ± {w['stddev'] or 0:.2f}" if w else "n/a"
         out.append(f"| {name} | {wall_txt} | {fmt(med[name], 2)} ({fmt(best[name], 2)}) "
                    f"| {fmt(cpu.get(name), 2)} | {len(inproc[name])} |")
     out.append("")
@@ -139,7 +139,7 @@ def startup_section(d, out):
         out.append("| command | wall time (s), mean ± σ | min | max |")
         out.append("|---|---|---|---|")
         for r in hf["results"]:
-            out.append(f"| `{r['command']}` | {r['mean']:.3f} ± {r['stddev']:.3f} | {r['min']:.3f} | {r['max']:.3f} |")
+            out.append(f"| `{r['command']}` | {r['mean']:.3f} ± {r['stddev'] or 0:.3f} | {r['min']:.3f} | {r['max']:.3f} |")
         out.append("")
     if probe:
         first = statistics.median(p["first_line_s"] for p in probe)

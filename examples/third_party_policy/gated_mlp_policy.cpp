@@ -40,25 +40,14 @@ class GatedBlockImpl : public shardkit::nn::Block {
 };
 TORCH_MODULE(GatedBlock);
 
-/// Number of values in one sample of dataset feature `name`.
-std::int64_t feature_size(const shardkit::PluginContext& ctx, const std::string& name) {
-  const auto it = ctx.features.find(name);
-  if (it == ctx.features.end())
-    throw shardkit::ConfigError("policy 'gated_mlp' needs a dataset feature '" + name +
-                                "'; pick a --dataset.type that provides it");
-  std::int64_t n = 1;
-  for (const auto d : it->second) n *= d;
-  return n;
-}
-
 /// observation.state -> input_proj -> GatedBlock x num_blocks -> final_norm -> head -> action.
 class GatedMlpPolicy final : public shardkit::Policy {
  public:
   explicit GatedMlpPolicy(const shardkit::PluginContext& ctx) {
     const auto& o = ctx.options;
     const auto dim = o.get_int("hidden_dim");
-    const auto state_dim = feature_size(ctx, "observation.state");
-    const auto action_dim = feature_size(ctx, "action");
+    const auto state_dim = shardkit::feature_numel(ctx, "observation.state", "gated_mlp");
+    const auto action_dim = shardkit::feature_numel(ctx, "action", "gated_mlp");
     input_proj = register_module("input_proj", torch::nn::Linear(state_dim, dim));
     blocks = register_module("blocks", torch::nn::Sequential());
     for (std::int64_t i = 0; i < o.get_int("num_blocks"); ++i)

@@ -28,23 +28,13 @@ class MlpBlockImpl : public shardkit::nn::Block {
 };
 TORCH_MODULE(MlpBlock);
 
-std::int64_t feature_size(const shardkit::PluginContext& ctx, const std::string& name) {
-  auto it = ctx.features.find(name);
-  if (it == ctx.features.end())
-    throw shardkit::ConfigError("policy 'mlp' needs a dataset feature '" + name +
-                                "', which the selected dataset does not provide");
-  std::int64_t n = 1;
-  for (auto d : it->second) n *= d;
-  return n;
-}
-
 class MlpPolicy final : public shardkit::Policy {
  public:
   explicit MlpPolicy(const shardkit::PluginContext& ctx) {
     const auto& o = ctx.options;
     const auto dim = o.get_int("hidden_dim");
-    const auto state_dim = feature_size(ctx, "observation.state");
-    const auto action_dim = feature_size(ctx, "action");
+    const auto state_dim = shardkit::feature_numel(ctx, "observation.state", "mlp");
+    const auto action_dim = shardkit::feature_numel(ctx, "action", "mlp");
     input_proj = register_module("input_proj", torch::nn::Linear(state_dim, dim));
     blocks = register_module("blocks", torch::nn::Sequential());
     for (std::int64_t i = 0; i < o.get_int("num_blocks"); ++i)

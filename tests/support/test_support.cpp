@@ -14,13 +14,11 @@
 namespace shardkit::test {
 namespace fs = std::filesystem;
 
-namespace {
 std::string shell_quote(const std::string& arg) {
   std::string quoted = "'";
   for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return quoted + "'";
 }
-}  // namespace
 
 ProcessResult run_command(const std::string& command) {
   ProcessResult result;

@@ -14,6 +14,9 @@ struct ProcessResult {
   std::string output;  ///< stdout and stderr together
 };
 
+/// Quotes one argument for /bin/sh.
+std::string shell_quote(const std::string& arg);
+
 /// Runs `command` through /bin/sh with stderr merged into stdout.
 ProcessResult run_command(const std::string& command);
 

@@ -38,4 +38,10 @@ class Policy : public Plugin, public torch::nn::Module {
   virtual std::vector<std::string> wrap_modules() const = 0;
 };
 
+/// Number of values in one sample of dataset feature `feature` (the product of its shape),
+/// for sizing a policy's layers. Throws ConfigError naming `policy` and the feature when the
+/// selected dataset does not provide it.
+std::int64_t feature_numel(const PluginContext& ctx, const std::string& feature,
+                           const std::string& policy);
+
 }  // namespace shardkit

@@ -13,12 +13,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string quote(const std::string& arg) {
-  std::string quoted = "'";
-  for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
 bool have_program(const std::string& name) {
   return run_command("command -v " + name + " >/dev/null").exit_code == 0;
 }
@@ -35,24 +29,24 @@ struct InstalledSdk {
 /// (fails the test, showing the tools' output, when either step fails).
 std::unique_ptr<InstalledSdk> install_and_build_example_now() {
   auto sdk = std::make_unique<InstalledSdk>();
-  const auto install = run_command("cmake --install " + quote(SHARDKIT_BUILD_DIR) + " --prefix " +
-                                   quote(sdk->prefix));
+  const auto install = run_command("cmake --install " + shell_quote(SHARDKIT_BUILD_DIR) + " --prefix " +
+                                   shell_quote(sdk->prefix));
   INFO(install.output);
   REQUIRE(install.exit_code == 0);
 
-  std::string configure = "cmake -S " + quote(std::string(SHARDKIT_SOURCE_DIR) +
+  std::string configure = "cmake -S " + shell_quote(std::string(SHARDKIT_SOURCE_DIR) +
                                               "/examples/third_party_policy") +
-                          " -B " + quote(sdk->tmp / "example-build") +
-                          " -DCMAKE_PREFIX_PATH=" + quote(sdk->prefix);
+                          " -B " + shell_quote(sdk->tmp / "example-build") +
+                          " -DCMAKE_PREFIX_PATH=" + shell_quote(sdk->prefix);
   if (have_program("ninja")) configure += " -G Ninja";
   // With ccache, paths relative to the temp folder keep the cache valid from run to run.
   std::string build_env;
   if (have_program("ccache")) {
     configure += " -DCMAKE_CXX_COMPILER_LAUNCHER=ccache";
-    build_env = "CCACHE_BASEDIR=" + quote(sdk->tmp.path()) + " ";
+    build_env = "CCACHE_BASEDIR=" + shell_quote(sdk->tmp.path()) + " ";
   }
   const auto built = run_command(configure + " && " + build_env + "cmake --build " +
-                                 quote(sdk->tmp / "example-build"));
+                                 shell_quote(sdk->tmp / "example-build"));
   sdk->build_output = built.output;
   INFO(built.output);
   REQUIRE(built.exit_code == 0);
@@ -71,8 +65,8 @@ const InstalledSdk& installed_sdk() {
 /// build tree: no SHARDKIT_PLUGIN_PATH, no LD_LIBRARY_PATH.
 ProcessResult installed_train(const InstalledSdk& sdk, const std::vector<std::string>& args) {
   std::string command = "env -u SHARDKIT_PLUGIN_PATH -u LD_LIBRARY_PATH " +
-                        quote(sdk.prefix + "/bin/shardkit-train");
-  for (const auto& a : args) command += " " + quote(a);
+                        shell_quote(sdk.prefix + "/bin/shardkit-train");
+  for (const auto& a : args) command += " " + shell_quote(a);
   return run_command(command);
 }
 
@@ -143,7 +137,7 @@ TEST_CASE("the installed programs find the built-in plugins next to themselves",
   const auto& sdk = installed_sdk();
   const auto plugins = fs::canonical(sdk.prefix).string() + "/lib/shardkit/plugins";
   const auto env = run_command("env -u SHARDKIT_PLUGIN_PATH -u LD_LIBRARY_PATH " +
-                               quote(sdk.prefix + "/bin/shardkit-env"));
+                               shell_quote(sdk.prefix + "/bin/shardkit-env"));
   INFO(env.output);
   REQUIRE(env.exit_code == 0);
   CHECK(env.output.find("next to the executable: " + plugins + "\n") != std::string::npos);
@@ -153,7 +147,7 @@ TEST_CASE("the installed programs find the built-in plugins next to themselves",
   // Every installed library resolves its dependencies through its RPATH alone, so any
   // host (not only shardkit-train, which has loaded libshardkit_core.so already) can load it.
   for (const auto& entry : fs::directory_iterator(plugins)) {
-    const auto ldd = run_command("env -u LD_LIBRARY_PATH ldd " + quote(entry.path().string()));
+    const auto ldd = run_command("env -u LD_LIBRARY_PATH ldd " + shell_quote(entry.path().string()));
     INFO(entry.path().string() << "\n" << ldd.output);
     CHECK(ldd.exit_code == 0);
     CHECK(ldd.output.find("libshardkit_core.so") != std::string::npos);
