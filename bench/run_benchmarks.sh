@@ -15,7 +15,7 @@
 # /usr/bin/python3: Debian's python3-torch) and, for benchmark 2, the safetensors package in
 # that same Python; on Debian add it with
 #   /usr/bin/python3 -m pip install --break-system-packages safetensors
-# Knobs (environment): RUNS (hyperfine runs per command, default 3), STEPS (default 40),
+# Knobs (environment): RUNS (hyperfine runs per command, default 5), STEPS (default 60),
 # WARMUP_STEPS (default 10), HIDDEN_DIM (256), NUM_BLOCKS (2), EXPANSION (2), BATCH_SIZE (64),
 # ST_REPS (safetensors repetitions, default 3), JOBS (build parallelism, default 2),
 # BENCH_TMPDIR (where the 1 GB files go, default $TMPDIR or /tmp).
@@ -24,8 +24,8 @@ set -euo pipefail
 SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${1:-build}"
 [[ "$BUILD" = /* ]] || BUILD="$SRC/$BUILD"
-RUNS="${RUNS:-3}"
-STEPS="${STEPS:-40}"
+RUNS="${RUNS:-5}"
+STEPS="${STEPS:-60}"
 WARMUP_STEPS="${WARMUP_STEPS:-10}"
 HIDDEN_DIM="${HIDDEN_DIM:-256}"
 NUM_BLOCKS="${NUM_BLOCKS:-2}"

@@ -26,7 +26,7 @@ if ! "$PYTHON" -c 'import safetensors, numpy' 2>/dev/null; then
     "$PYTHON" -m pip install -q --break-system-packages safetensors numpy
 fi
 
-export CCACHE_BASEDIR="$PWD"
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 JOBS=${SHARDKIT_JOBS:-2}
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
