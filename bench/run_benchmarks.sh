@@ -15,7 +15,7 @@
 # /usr/bin/python3: Debian's python3-torch) and, for benchmark 2, the safetensors package in
 # that same Python; on Debian add it with
 #   /usr/bin/python3 -m pip install --break-system-packages safetensors
-# Knobs (environment): RUNS (hyperfine runs per command, default 5), STEPS (default 60),
+# Knobs (environment): RUNS (interleaved rounds of one run per command, default 5), STEPS (default 60),
 # WARMUP_STEPS (default 10), HIDDEN_DIM (256), NUM_BLOCKS (2), EXPANSION (2), BATCH_SIZE (64),
 # ST_REPS (safetensors repetitions, default 3), JOBS (build parallelism, default 2),
 # BENCH_TMPDIR (where the 1 GB files go, default $TMPDIR or /tmp).
@@ -95,9 +95,14 @@ LT_CMD="'$BIN/bench_libtorch_mlp' $MODEL --steps=$STEPS --warmup_steps=$WARMUP_S
 LT_SHORT="'$BIN/bench_libtorch_mlp' $MODEL --steps=$WARMUP_STEPS --warmup_steps=$((WARMUP_STEPS - 1))"
 PY_CMD="'$TORCH_PYTHON' '$SRC/bench/torch_mlp.py' $MODEL --steps=$STEPS --warmup_steps=$WARMUP_STEPS --out='$OUT/train_peers.jsonl'"
 PY_SHORT="'$TORCH_PYTHON' '$SRC/bench/torch_mlp.py' $MODEL --steps=$WARMUP_STEPS --warmup_steps=$((WARMUP_STEPS - 1))"
-hyperfine --warmup 1 --runs "$RUNS" --export-json "$OUT/train_hyperfine.json" \
-  -n shardkit "$SK_CMD" -n libtorch "$LT_CMD" -n python "$PY_CMD" \
-  -n shardkit-short "$SK_SHORT" -n libtorch-short "$LT_SHORT" -n python-short "$PY_SHORT" >&2
+# Rounds of one run per command, interleaved, so that a change in the machine's load hits
+# all three programs alike (the first round also does hyperfine's warm-up run).
+for ((round = 1; round <= RUNS; round++)); do
+  echo "   round $round of $RUNS" >&2
+  hyperfine --warmup "$((round == 1 ? 1 : 0))" --runs 1 --export-json "$OUT/train_hyperfine.$round.json" \
+    -n shardkit "$SK_CMD" -n libtorch "$LT_CMD" -n python "$PY_CMD" \
+    -n shardkit-short "$SK_SHORT" -n libtorch-short "$LT_SHORT" -n python-short "$PY_SHORT" >&2
+done
 
 # --- 2. safetensors ----------------------------------------------------------------------
 echo "== 2. safetensors save/load (~1 GB)" >&2

@@ -42,10 +42,27 @@ def shardkit_steps_per_s(run_dir, warmup):
     return (last["step"] - first["step"]) / (last["elapsed_s"] - first["elapsed_s"])
 
 
+def merge_rounds(rounds):
+    """Per command: mean and σ of the wall times, and mean user/system, over every round's runs."""
+    runs = {}
+    for hf in rounds:
+        for r in hf["results"]:
+            acc = runs.setdefault(r["command"], {"times": [], "user": [], "system": []})
+            acc["times"] += r["times"]
+            acc["user"] += [r["user"]] * len(r["times"])
+            acc["system"] += [r["system"]] * len(r["times"])
+    return {name: {"mean": statistics.mean(a["times"]),
+                   "stddev": statistics.stdev(a["times"]) if len(a["times"]) > 1 else 0.0,
+                   "user": statistics.mean(a["user"]), "system": statistics.mean(a["system"]),
+                   "runs": len(a["times"])}
+            for name, a in runs.items()}
+
+
 def training_section(d, meta, out):
-    hf = read_json(os.path.join(d, "train_hyperfine.json"))
-    if hf is None:
+    rounds = [read_json(p) for p in sorted(glob.glob(os.path.join(d, "train_hyperfine.*.json")))]
+    if not rounds:
         return
+    wall = merge_rounds(rounds)
     inproc = {"shardkit": [], "libtorch": [], "python": []}
     for run_dir in sorted(glob.glob(os.path.join(d, "train_runs", "sk.*"))):
         sps = shardkit_steps_per_s(run_dir, meta["warmup_steps"])
@@ -53,7 +70,6 @@ def training_section(d, meta, out):
             inproc["shardkit"].append(sps)
     for rec in read_jsonl(os.path.join(d, "train_peers.jsonl")):
         inproc[rec["program"]].append(rec["steps_per_s"])
-    wall = {r["command"]: r for r in hf["results"]}
     med = {k: statistics.median(v) if v else None for k, v in inproc.items()}
     best = {k: max(v) if v else None for k, v in inproc.items()}
 
