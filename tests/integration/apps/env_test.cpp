@@ -1,0 +1,55 @@
+// shardkit-env: the report users paste into bug reports lists versions and every plugin found.
+#include <catch2/catch.hpp>
+
+#include "test_support.hpp"
+
+using namespace shardkit::test;
+
+namespace {
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+}  // namespace
+
+TEST_CASE("shardkit-env reports versions and the built-in plugins", "[apps][env]") {
+  const auto r = run_command("env -u SHARDKIT_PLUGIN_PATH '" + std::string(SHARDKIT_BIN_DIR) +
+                             "/shardkit-env'");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.output, "shardkit 0."));
+  CHECK(contains(r.output, "LibTorch 1.13"));
+  CHECK(contains(r.output, "_GLIBCXX_USE_CXX11_ABI"));
+  for (const auto* plugin : {"policy 'mlp'", "dataset 'synthetic'", "backend 'single'",
+                             "checkpoint_format 'safetensors'"})
+    CHECK(contains(r.output, plugin));
+}
+
+TEST_CASE("shardkit-env --json is one JSON object with the plugins", "[apps][env]") {
+  const auto r = run_program("shardkit-env", {"--json"});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto first = r.output.find_first_not_of(" \n");
+  REQUIRE(first != std::string::npos);
+  CHECK(r.output[first] == '{');
+  CHECK(contains(r.output, "\"mlp\""));
+  // Valid JSON according to Python's parser.
+  const auto check = run_command("'" + std::string(SHARDKIT_BIN_DIR) +
+                                 "/shardkit-env' --json | python3 -c 'import json,sys; "
+                                 "d=json.load(sys.stdin); print(\"ok\", len(str(d)))'");
+  INFO(check.output);
+  CHECK(check.exit_code == 0);
+  CHECK(contains(check.output, "ok"));
+}
+
+TEST_CASE("shardkit-env names refused plugins and unknown flags", "[apps][env]") {
+  const auto refused = run_program("shardkit-env", {
+      "--plugins=" + std::string(SHARDKIT_FIXTURE_DIR) + "/libshardkit-policy-bad_torch.so"});
+  INFO(refused.output);
+  CHECK(refused.exit_code != 0);
+  CHECK(contains(refused.output, "bad_torch"));
+  CHECK(contains(refused.output, "0.0.1"));
+  const auto unknown = run_program("shardkit-env", {"--frobnicate"});
+  INFO(unknown.output);
+  CHECK(unknown.exit_code == 2);
+  CHECK(contains(unknown.output, "--frobnicate"));
+}
