@@ -47,6 +47,11 @@ struct MetricsLine {
 /// Reads <output_dir>/metrics.jsonl.
 std::vector<MetricsLine> read_metrics(const std::string& output_dir);
 
+/// Whether `text` contains `part` (for checking messages).
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
 /// Reads a whole file ("" when missing).
 std::string slurp(const std::string& path);
 

@@ -5,12 +5,6 @@
 
 using namespace shardkit::test;
 
-namespace {
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-}  // namespace
-
 TEST_CASE("shardkit-env reports versions and the built-in plugins", "[apps][env]") {
   const auto r = run_command("env -u SHARDKIT_PLUGIN_PATH '" + std::string(SHARDKIT_BIN_DIR) +
                              "/shardkit-env'");

@@ -9,12 +9,6 @@
 using namespace shardkit::test;
 namespace fs = std::filesystem;
 
-namespace {
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-}  // namespace
-
 TEST_CASE("an unknown flag is refused with a suggestion", "[train][errors]") {
   TempDir tmp;
   const auto r = run_program("shardkit-train", small_run(tmp / "run", {"--optimzer.lr=1e-3"}));
