@@ -145,11 +145,7 @@ void Trainer::resume_from(const std::string& dir) {
   if (!format_->has_model(dir))
     throw FormatError(dir + " holds no model weights in the '" + selection_.checkpoint_format +
                       "' format; pass the --checkpoint_format it was saved with");
-  ShardedState wanted;
-  backend_->model_state(wanted);
-  optimizer_->state(wanted);
-  format_->load(wanted, dir, runtime_);
-  backend_->model_state_loaded();
+  load_state(dir, /*with_optimizer=*/true);
   load_rng_state((fs::path(dir) / "training_state/rng_state.safetensors").string());
 
   start_step_ = record.step;
@@ -177,11 +173,16 @@ void Trainer::load_weights(const std::string& pretrained_dir) {
   if (!format_->has_model(checkpoint.string()))
     throw ConfigError("--policy.path=" + pretrained_dir + " holds no model weights in the '" +
                       selection_.checkpoint_format + "' format");
+  load_state(checkpoint.string(), /*with_optimizer=*/false);
+  logger()->info("loaded weights from {}", pretrained_dir);
+}
+
+void Trainer::load_state(const std::string& dir, bool with_optimizer) {
   ShardedState wanted;
   backend_->model_state(wanted);
-  format_->load(wanted, checkpoint.string(), runtime_);
+  if (with_optimizer) optimizer_->state(wanted);
+  format_->load(wanted, dir, runtime_);
   backend_->model_state_loaded();
-  logger()->info("loaded weights from {}", pretrained_dir);
 }
 
 TrainingStep Trainer::training_step_record(std::int64_t step) const {

@@ -34,6 +34,8 @@ class Trainer {
   void prepare_output_dir();
   void resume_from(const std::string& dir);
   void load_weights(const std::string& pretrained_dir);
+  /// Fills the model (and optimizer) state in place from checkpoint folder `dir`.
+  void load_state(const std::string& dir, bool with_optimizer);
   void save_checkpoint(std::int64_t step);
   TrainingStep training_step_record(std::int64_t step) const;
 
