@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs the main job: training the default policy on the default data,
-# writing checkpoints under outputs/ (the README's main command). Extra flags go to shardkit-train.
+# Sets up, builds and runs the main job: a 2-process data-parallel (DDP over Gloo) run of the
+# default policy on the default data through shardkit-run, writing checkpoints under outputs/
+# (the README's main command). Extra flags go to shardkit-train; NPROC=N changes the process count.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 scripts/setup.sh "$BUILD_DIR"
 OUT=${OUTPUT_DIR:-outputs/train/main-job-$(date +%Y%m%d-%H%M%S)}
-"$BUILD_DIR"/bin/shardkit-train --steps=2000 --log_freq=100 --save_freq=500 \
+"$BUILD_DIR"/bin/shardkit-run --nproc-per-node="${NPROC:-2}" --master-port=0 \
+  "$BUILD_DIR"/bin/shardkit-train --steps=2000 --batch_size=8 --log_freq=100 --save_freq=500 \
   --output_dir="$OUT" "$@"
 echo "[main job] checkpoints in $OUT/checkpoints (last -> $(readlink "$OUT/checkpoints/last"))"

@@ -1,6 +1,7 @@
 // Backend `single`: one process, no communication; refuses to run under a multi-process launcher.
 #include <shardkit/backend.hpp>
 #include <shardkit/error.hpp>
+#include <shardkit/module_state.hpp>
 #include <shardkit/optim/grad_clip.hpp>
 #include <shardkit/plugin.hpp>
 #include <shardkit/runtime.hpp>
@@ -22,13 +23,7 @@ class SingleBackend final : public shardkit::Backend {
   void setup(shardkit::Policy& policy) override { policy_ = &policy; }
 
   std::vector<shardkit::ParamShard> parameters() override {
-    std::vector<shardkit::ParamShard> params;
-    for (const auto& item : policy_->named_parameters()) {
-      if (!item.value().requires_grad()) continue;
-      params.push_back({item.key(), item.value(),
-                        shardkit::ShardLayout::whole(item.value().sizes().vec()), true});
-    }
-    return params;
+    return shardkit::replicated_param_shards(*policy_);
   }
 
   void set_gradient_sync(bool) override {}
@@ -41,12 +36,7 @@ class SingleBackend final : public shardkit::Backend {
   }
 
   void model_state(shardkit::ShardedState& state) override {
-    for (const auto& item : policy_->named_parameters())
-      state.add("model." + item.key(), item.value(),
-                shardkit::ShardLayout::whole(item.value().sizes().vec()), true);
-    for (const auto& item : policy_->named_buffers())
-      state.add("model." + item.key(), item.value(),
-                shardkit::ShardLayout::whole(item.value().sizes().vec()), true);
+    shardkit::add_replicated_module_state(state, *policy_);
   }
 
  private:

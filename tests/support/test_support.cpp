@@ -1,10 +1,16 @@
 // Process running, temp folders and metrics.jsonl reading for the tests.
 #include "test_support.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <thread>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -91,6 +97,100 @@ std::string slurp(const std::string& path) {
   std::ostringstream out;
   out << in.rdbuf();
   return out.str();
+}
+
+
+
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
+    throw std::runtime_error("cannot find a free port");
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+BackgroundProcess::BackgroundProcess(const std::string& command) {
+  static int counter = 0;
+  log_ = (fs::temp_directory_path() / ("shardkit-bg-" + std::to_string(::getpid()) + "-" +
+                                       std::to_string(counter++) + ".log")).string();
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    ::setpgid(0, 0);
+    // exec: the pid is the command's own, so signal() reaches it and not a shell.
+    const std::string full = "exec " + command + " >" + shell_quote(log_) + " 2>&1";
+    ::execl("/bin/sh", "sh", "-c", full.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::setpgid(pid_, pid_);
+}
+
+BackgroundProcess::~BackgroundProcess() {
+  if (pid_ > 0 && !done_) {
+    ::kill(-pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  std::error_code ec;
+  fs::remove(log_, ec);
+}
+
+void BackgroundProcess::signal(int sig) const {
+  if (pid_ > 0 && !done_) ::kill(pid_, sig);
+}
+
+bool BackgroundProcess::wait(double timeout_s) {
+  if (done_) return true;
+  return wait_until(
+      [this] {
+        int status = 0;
+        if (::waitpid(pid_, &status, WNOHANG) != pid_) return false;
+        done_ = true;
+        exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        return true;
+      },
+      timeout_s);
+}
+
+std::string BackgroundProcess::output() const { return slurp(log_); }
+
+bool wait_until(const std::function<bool()>& condition, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (true) {
+    if (condition()) return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+std::vector<int> processes_with(const std::string& needle) {
+  std::vector<int> pids;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const auto name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    auto cmdline = slurp((entry.path() / "cmdline").string());
+    for (auto& c : cmdline) if (c == '\0') c = ' ';
+    if (cmdline.find(needle) != std::string::npos && std::stoi(name) != ::getpid())
+      pids.push_back(std::stoi(name));
+  }
+  return pids;
+}
+
+std::string environment_of(int pid, const std::string& name) {
+  const auto env = slurp("/proc/" + std::to_string(pid) + "/environ");
+  const auto key = name + "=";
+  std::size_t pos = 0;
+  while (pos < env.size()) {
+    auto end = env.find('\0', pos);
+    if (end == std::string::npos) end = env.size();
+    if (env.compare(pos, key.size(), key) == 0) return env.substr(pos + key.size(), end - pos - key.size());
+    pos = end + 1;
+  }
+  return "";
 }
 
 }  // namespace shardkit::test

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -54,5 +55,43 @@ inline bool contains(const std::string& text, const std::string& part) {
 
 /// Reads a whole file ("" when missing).
 std::string slurp(const std::string& path);
+
+/// A free TCP port on the loopback interface (bound, read, released).
+int free_port();
+
+/// A command running in the background in its own process group, output to a file.
+/// The destructor kills the whole group, so a failing test leaves nothing behind.
+class BackgroundProcess {
+ public:
+  explicit BackgroundProcess(const std::string& command);
+  ~BackgroundProcess();
+  BackgroundProcess(const BackgroundProcess&) = delete;
+  BackgroundProcess& operator=(const BackgroundProcess&) = delete;
+
+  int pid() const { return pid_; }
+  /// Sends `signal` to the process itself (not its group).
+  void signal(int signal) const;
+  /// Waits up to `timeout_s`; returns false (process still running) on timeout.
+  bool wait(double timeout_s);
+  /// Exit code (128+signal when killed) once wait() returned true.
+  int exit_code() const { return exit_code_; }
+  /// Output so far.
+  std::string output() const;
+
+ private:
+  int pid_ = -1;
+  int exit_code_ = -1;
+  bool done_ = false;
+  std::string log_;
+};
+
+/// Polls `condition` every 50 ms for up to `timeout_s`; returns whether it held.
+bool wait_until(const std::function<bool()>& condition, double timeout_s);
+
+/// Pids of running processes whose command line contains `needle`.
+std::vector<int> processes_with(const std::string& needle);
+
+/// The value of `name` in the environment of process `pid` ("" when unreadable).
+std::string environment_of(int pid, const std::string& name);
 
 }  // namespace shardkit::test

@@ -44,7 +44,7 @@ namespace shardkit {
 
 /// Version of the plugin ABI: the descriptor layout and the SDK interfaces. Bumped on
 /// every incompatible change; the loader refuses plugins with another value.
-inline constexpr std::uint32_t kPluginAbiVersion = 1;
+inline constexpr std::uint32_t kPluginAbiVersion = 2;
 
 /// Name of the one symbol a plugin library exports.
 inline constexpr const char* kPluginEntrySymbol = "shardkit_plugin_entry";
@@ -57,6 +57,7 @@ class Plugin {
 };
 
 struct Runtime;
+class DeviceMesh;
 
 /// What the host hands a plugin's factory.
 struct PluginContext {
@@ -64,6 +65,9 @@ struct PluginContext {
   const Config* full_config = nullptr;     ///< the whole resolved configuration
   std::shared_ptr<spdlog::logger> logger;  ///< the host's rank-prefixed logger
   const Runtime* runtime = nullptr;        ///< rank, world size, device
+  /// The data-parallel mesh and its process groups (backends and checkpoint formats;
+  /// nullptr for other kinds and in single-process tools).
+  DeviceMesh* mesh = nullptr;
   /// For policies: the dataset's feature shapes (name -> shape without batch dim).
   std::map<std::string, std::vector<std::int64_t>> features;
 };

@@ -111,6 +111,14 @@ void save_rng_state(const std::string& path) {
   safetensors::write_file(path, {safetensors::ref_of("torch_rng_state", state.contiguous())});
 }
 
+std::string rng_state_path(const std::string& dir, int rank, bool for_load) {
+  const auto base = std::filesystem::path(dir) / "training_state";
+  const auto own = base / (rank == 0 ? std::string("rng_state.safetensors")
+                                     : "rng_state_" + std::to_string(rank) + ".safetensors");
+  if (for_load && !std::filesystem::exists(own)) return (base / "rng_state.safetensors").string();
+  return own.string();
+}
+
 void load_rng_state(const std::string& path) {
   auto file = safetensors::File::open(path);
   const auto state = safetensors::to_tensor(file.get("torch_rng_state"));

@@ -40,6 +40,11 @@ void check_checkpoint_dir(const std::string& dir);
 void save_rng_state(const std::string& path);
 void load_rng_state(const std::string& path);
 
+/// Where rank `rank` keeps its generator state in checkpoint `dir`: rank 0 in
+/// training_state/rng_state.safetensors, rank r in rng_state_<r>.safetensors. When
+/// reading (`for_load`) a rank whose file is absent (the run had fewer ranks) gets rank 0's.
+std::string rng_state_path(const std::string& dir, int rank, bool for_load = false);
+
 /// Moves the finished temporary folder `tmp` to `final_dir` and then points
 /// `<checkpoints>/last` at it (relative link, replaced atomically).
 void publish_checkpoint(const std::string& tmp, const std::string& final_dir);

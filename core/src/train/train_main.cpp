@@ -1,13 +1,19 @@
 // shardkit-train's command line: plugin discovery, configuration layers, --help, exit codes.
 #include "shardkit/train.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
 
 #include "shardkit/error.hpp"
 #include "shardkit/logging.hpp"
+#include "preemption.hpp"
 #include "trainer.hpp"
 
 namespace shardkit {
@@ -38,6 +44,54 @@ std::vector<std::string> split(const std::string& text, char sep) {
 bool is_true(std::string text) {
   for (auto& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return text == "true" || text == "1" || text == "yes";
+}
+
+/// An int flag as given, or `fallback` when absent or not an int (resolve() reports those).
+int given_int(const RawConfig& flags, const RawConfig& file, const std::string& key, int fallback) {
+  try {
+    std::size_t used = 0;
+    const auto text = given(flags, file, key, std::to_string(fallback));
+    const int value = std::stoi(text, &used);
+    return used == text.size() ? value : fallback;
+  } catch (const std::exception&) {
+    return fallback;
+  }
+}
+
+/// Options under accelerator.<name>. belong to backend <name>; naming one that is not the
+/// selected backend is an error even when that backend is not installed.
+void check_backend_namespaces(const RawConfig& flags, const RawConfig& file,
+                              const std::string& backend, const std::string& requested) {
+  static const char* const kCoreGroups[] = {"gradient_accumulation", "mixed_precision"};
+  for (const auto* layer : {&flags, &file}) {
+    for (const auto& [key, value] : *layer) {
+      if (key.rfind("accelerator.", 0) != 0) continue;
+      const auto rest = key.substr(12);
+      const auto dot = rest.find('.');
+      if (dot == std::string::npos) continue;
+      const auto owner = rest.substr(0, dot);
+      bool core_group = false;
+      for (const auto* g : kCoreGroups) core_group = core_group || owner == g;
+      if (core_group || owner == backend) continue;
+      throw ConfigError("--" + key + " configures backend '" + owner + "', but the selected backend is '" +
+                        backend + "'" + (requested == "auto" ? " (--distributed_backend=auto)" : "") +
+                        "; remove it, or select --distributed_backend=" + owner);
+    }
+  }
+}
+
+void drop_unselected_plugin_options(RawConfig& file, const Selection& selection) {
+  const std::string keep_backend = "accelerator." + selection.backend + ".";
+  const std::string keep_comm = "comm." + selection.comm + ".";
+  for (auto it = file.begin(); it != file.end();) {
+    const auto& key = it->first;
+    const bool other_backend = key.rfind("accelerator.", 0) == 0 && key.rfind(keep_backend, 0) != 0 &&
+                               key.rfind("accelerator.gradient_accumulation.", 0) != 0 &&
+                               key.rfind("accelerator.mixed_precision", 0) != 0 &&
+                               std::count(key.begin(), key.end(), '.') >= 2;
+    const bool other_comm = key.rfind("comm.", 0) == 0 && key.rfind(keep_comm, 0) != 0;
+    it = other_backend || other_comm ? file.erase(it) : std::next(it);
+  }
 }
 
 void print_help(const Registry& registry, const Schema& schema, const RawConfig& flags) {
@@ -112,9 +166,25 @@ int run(int argc, char** argv) {
   Selection selection;
   selection.policy = given(flags, file, "policy.type", "mlp");
   selection.dataset = given(flags, file, "dataset.type", "synthetic");
-  selection.backend = train::resolve_backend(given(flags, file, "distributed_backend", "auto"),
-                                             runtime.world_size);
+  // A resumed run may use another number of processes: the checkpoint's mesh degrees
+  // describe the old topology, so only degrees given now count.
+  if (resume) {
+    file.erase("parallelism.dp_replicate");
+    file.erase("parallelism.dp_shard");
+  }
+  // The mesh is resolved from the degrees as given, before any process group exists.
+  const bool mesh_touched = flags.count("parallelism.dp_replicate") || flags.count("parallelism.dp_shard") ||
+                            file.count("parallelism.dp_replicate") || file.count("parallelism.dp_shard");
+  const MeshShape mesh = resolve_mesh(runtime.world_size, given_int(flags, file, "parallelism.dp_replicate", 1),
+                                      given_int(flags, file, "parallelism.dp_shard", 1), mesh_touched);
+  const auto requested_backend = given(flags, file, "distributed_backend", "auto");
+  selection.backend = train::resolve_backend(requested_backend, mesh);
   selection.checkpoint_format = given(flags, file, "checkpoint_format", "safetensors");
+  selection.comm = train::resolve_comm(given(flags, file, "distributed.comm", "auto"),
+                                       given(flags, file, "policy.device", "cpu"));
+  // The checkpoint's options of the backend and transport it ran with do not bind a
+  // resumed run that resolves to others (e.g. ddp on 2 processes, single on 1).
+  if (resume) drop_unselected_plugin_options(file, selection);
   const Schema schema = train::build_schema(registry, selection);
 
   if (flags.count("help")) {
@@ -125,6 +195,13 @@ int run(int argc, char** argv) {
   registry.get("dataset", selection.dataset);
   registry.get("backend", selection.backend);
   registry.get("checkpoint_format", selection.checkpoint_format);
+  if (runtime.multi_process()) registry.get("comm", selection.comm);
+  check_backend_namespaces(flags, file, selection.backend, requested_backend);
+  // Refused here, before joining the other ranks (which would wait for their timeout).
+  if (selection.backend == "single" && runtime.multi_process())
+    throw ConfigError("--distributed_backend=single runs one process, but this process is rank " +
+                      std::to_string(runtime.rank) + " of WORLD_SIZE=" + std::to_string(runtime.world_size) +
+                      "; use --distributed_backend=auto (or ddp) under a launcher, or start one process");
 
   Config config = resolve(schema, file, flags);
   const auto accum = config.get_int("accelerator.gradient_accumulation.steps");
@@ -137,21 +214,53 @@ int run(int argc, char** argv) {
                       " is not a multiple of --accelerator.gradient_accumulation.steps=" +
                       std::to_string(accum) + ": the run must end on an optimizer update");
 
-  train::Trainer trainer(std::move(config), registry, runtime, selection, resume_dir);
+  train::install_preemption_handler();
+  train::Trainer trainer(std::move(config), registry, runtime, selection, mesh, resume_dir);
   trainer.run();
   return 0;
 }
 
 }  // namespace
 
+/// torchelastic's error-file contract: the launcher shows this message for the failed rank.
+void write_error_file(const std::string& message) {
+  const char* path = std::getenv("TORCHELASTIC_ERROR_FILE");
+  if (!path || !*path) return;
+  std::string escaped;
+  for (unsigned char c : message) {
+    if (c == '"' || c == '\\') escaped += '\\', escaped += static_cast<char>(c);
+    else if (c == '\n') escaped += "\\n";
+    else if (c < 0x20) escaped += ' ';
+    else escaped += static_cast<char>(c);
+  }
+  std::ofstream out(path, std::ios::trunc);
+  out << "{\"message\": {\"message\": \"" << escaped << "\", \"extraInfo\": {\"py_callstack\": \"\", "
+      << "\"timestamp\": \"" << std::time(nullptr) << "\"}}}\n";
+}
+
+/// After an error in a multi-process run, peers may be gone and tearing down process
+/// groups can block on them: report and leave without running destructors.
+[[noreturn]] void leave(int code) {
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  std::_Exit(code);
+}
+
 int train_main(int argc, char** argv) {
+  const bool multi = std::getenv("WORLD_SIZE") || std::getenv("SLURM_NTASKS") ||
+                     std::getenv("OMPI_COMM_WORLD_SIZE");
   try {
     return run(argc, argv);
   } catch (const ConfigError& e) {
     std::cerr << "shardkit-train: configuration error: " << e.what() << "\n";
+    write_error_file(std::string("configuration error: ") + e.what());
+    if (multi) leave(2);
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "shardkit-train: error: " << e.what() << "\n";
+    write_error_file(e.what());
+    if (multi) leave(1);
     return 1;
   }
 }

@@ -38,6 +38,10 @@ const std::vector<OptionSpec> kCoreOptions = {
     {"scheduler.num_decay_steps", T::Int, "0", "Cosine decay length in loop steps (0 = --steps)", "0", nullptr, nullptr},
     {"scheduler.decay_lr", T::Float, "0.0", "Learning rate at the end of the cosine decay", "0", nullptr, nullptr},
     {"accelerator.gradient_accumulation.steps", T::Int, "1", "Micro-batches per optimizer update", "1", nullptr, nullptr},
+    {"parallelism.dp_replicate", T::Int, "1", "Data-parallel replicas (untouched degrees on W processes = W replicas, plain DDP)", "1", nullptr, nullptr},
+    {"parallelism.dp_shard", T::Int, "1", "Ranks each parameter is sharded over (-1 = fill the world size)", "-1", nullptr, nullptr},
+    {"distributed.comm", T::String, "auto", "Transport plugin (comm kind); auto = gloo for cpu, nccl for cuda", nullptr, nullptr, nullptr},
+    {"distributed.timeout_s", T::Float, "600", "Seconds any collective or rendezvous may wait before the run fails", "0.1", nullptr, nullptr},
 };
 }  // namespace
 
@@ -56,6 +60,7 @@ std::string selector_key(const std::string& kind) {
   if (kind == "dataset") return "dataset.type";
   if (kind == "backend") return "distributed_backend";
   if (kind == "checkpoint_format") return "checkpoint_format";
+  if (kind == "comm") return "distributed.comm";
   return kind + ".type";
 }
 
@@ -68,7 +73,8 @@ Schema build_schema(const Registry& registry, const Selection& selection) {
       {"policy", selection.policy},
       {"dataset", selection.dataset},
       {"backend", selection.backend},
-      {"checkpoint_format", selection.checkpoint_format}};
+      {"checkpoint_format", selection.checkpoint_format},
+      {"comm", selection.comm}};
   for (const auto& [kind, chosen] : selected) {
     for (const auto& name : registry.names(kind)) {
       const auto* plugin = registry.find(kind, name);
@@ -84,9 +90,21 @@ Schema build_schema(const Registry& registry, const Selection& selection) {
   return schema;
 }
 
-std::string resolve_backend(const std::string& requested, int world_size) {
+std::string resolve_backend(const std::string& requested, const MeshShape& mesh) {
+  if (requested == "auto") {
+    if (mesh.world_size() == 1) return "single";
+    return mesh.dp_shard > 1 ? "fsdp" : "ddp";
+  }
+  if (requested == "ddp" && mesh.dp_shard > 1)
+    throw ConfigError("--distributed_backend=ddp replicates the whole model, but the mesh asks for "
+                      "--parallelism.dp_shard=" + std::to_string(mesh.dp_shard) +
+                      "; use a sharded backend (fsdp, zero) or --parallelism.dp_shard=1");
+  return requested;
+}
+
+std::string resolve_comm(const std::string& requested, const std::string& device) {
   if (requested != "auto") return requested;
-  return world_size > 1 ? "ddp" : "single";
+  return device.rfind("cuda", 0) == 0 ? "nccl" : "gloo";
 }
 
 }  // namespace shardkit::train

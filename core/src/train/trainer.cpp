@@ -11,6 +11,8 @@
 #include "shardkit/error.hpp"
 #include "shardkit/files.hpp"
 #include "shardkit/logging.hpp"
+#include "preemption.hpp"
+#include "rank_agreement.hpp"
 
 namespace shardkit::train {
 namespace fs = std::filesystem;
@@ -31,7 +33,7 @@ double seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 }  // namespace
 
 Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime,
-                 const Selection& selection, std::string resume_dir)
+                 const Selection& selection, const MeshShape& mesh, std::string resume_dir)
     : config_(std::move(config)), registry_(registry), runtime_(runtime), selection_(selection) {
   auto log = logger();
   steps_ = config_.get_int("steps");
@@ -41,12 +43,18 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   save_freq_ = config_.get_int("save_freq");
 
   if (config_.get_string("job_name").empty()) config_.set("job_name", selection_.policy);
+  join_run(mesh);
+  // Record the resolved degrees (train_config.json shows the topology that ran).
+  config_.set("parallelism.dp_replicate", static_cast<std::int64_t>(mesh.dp_replicate));
+  config_.set("parallelism.dp_shard", static_cast<std::int64_t>(mesh.dp_shard));
   output_dir_ = config_.get_string("output_dir");
   if (output_dir_.empty()) {
-    output_dir_ = default_output_dir(config_.get_string("job_name"));
+    // The default folder is named after the clock: rank 0's name for everyone.
+    output_dir_ = from_rank0(mesh_->world(), default_output_dir(config_.get_string("job_name")));
     config_.set("output_dir", output_dir_);
   }
-  if (resume_dir.empty()) prepare_output_dir();
+  check_same_config(mesh_->world(), config_);
+  agree_on_output_dir(resume_dir);
 
   const auto threads = config_.get_int("num_threads");
   if (threads > 0) torch::set_num_threads(static_cast<int>(threads));
@@ -94,8 +102,8 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
 
   loader_ = std::make_unique<DataLoader>(*dataset_, batch_size_,
                                          static_cast<std::uint64_t>(config_.get_int("seed")),
-                                         runtime_.rank, runtime_.world_size);
-  make_directories(output_dir_);
+                                         mesh_->dp_group().rank(), mesh_->dp_group().size());
+  if (runtime_.is_main()) make_directories(output_dir_);
   metrics_ = std::make_unique<MetricsLog>((fs::path(output_dir_) / "metrics.jsonl").string());
 
   if (!resume_dir.empty()) {
@@ -109,10 +117,9 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   log->info("policy {} ({} parameters), dataset {} ({} samples), backend {}, checkpoint format {}",
             selection_.policy, num_params, selection_.dataset, dataset_->size(), selection_.backend,
             selection_.checkpoint_format);
-  log->info("Effective batch size: {} x {} dp workers x {} grad accum = {} (topology: "
-            "dp_replicate={}, dp_shard=1)",
-            batch_size_, runtime_.world_size, accum_, batch_size_ * runtime_.world_size * accum_,
-            runtime_.world_size);
+  const auto dp = mesh_->dp_group().size();
+  log->info("Effective batch size: {} x {} dp workers x {} grad accum = {} (topology: {})",
+            batch_size_, dp, accum_, batch_size_ * dp * accum_, mesh_->describe());
   log->info("output_dir: {}", output_dir_);
 }
 
@@ -122,17 +129,55 @@ PluginContext Trainer::context_for(const std::string& kind, const std::string& n
   ctx.full_config = &config_;
   ctx.logger = logger();
   ctx.runtime = &runtime_;
+  if (kind == "backend" || kind == "checkpoint_format") ctx.mesh = mesh_.get();
   return ctx;
 }
 
-void Trainer::prepare_output_dir() {
+void Trainer::join_run(const MeshShape& shape) {
+  if (!runtime_.multi_process()) {
+    mesh_ = std::make_unique<DeviceMesh>(shape, 0, nullptr);
+    return;
+  }
+  comm_ = registry_.create_as<Comm>("comm", selection_.comm, context_for("comm", selection_.comm));
+  const double timeout_s = config_.get_float("distributed.timeout_s");
+  logger()->debug("joining the run at {}:{} ({} of {}, timeout {} s)", runtime_.master_addr,
+                  runtime_.master_port, runtime_.rank, runtime_.world_size, timeout_s);
+  comm_->init(CommInit::from_runtime(runtime_, timeout_s));
+  mesh_ = std::make_unique<DeviceMesh>(shape, runtime_.rank, comm_.get());
+}
+
+std::string Trainer::output_dir_problem() const {
   const fs::path dir(output_dir_);
   if (fs::exists(dir) && !fs::is_directory(dir))
-    throw ConfigError("--output_dir=" + output_dir_ + " exists and is not a folder");
+    return "--output_dir=" + output_dir_ + " exists and is not a folder";
   if (fs::exists(dir / "checkpoints") || fs::exists(dir / "metrics.jsonl"))
-    throw ConfigError("--output_dir=" + output_dir_ +
-                      " already holds a run; pass --resume=true to continue it, or choose "
-                      "another --output_dir (nothing was overwritten)");
+    return "--output_dir=" + output_dir_ +
+           " already holds a run; pass --resume=true to continue it, or choose another "
+           "--output_dir (nothing was overwritten)";
+  return "";
+}
+
+void Trainer::agree_on_output_dir(std::string& resume_dir) {
+  if (resume_dir.empty() && runtime_.restart_count > 0) {
+    // A launcher restarted the group: continue from the last complete checkpoint if the
+    // failed attempt left one, else start afresh in the same folder. Rank 0 decides.
+    const auto last = (fs::path(output_dir_) / "checkpoints" / "last").string();
+    std::string found;
+    if (mesh_->world().rank() == 0) {
+      try {
+        check_checkpoint_dir(last);
+        found = fs::canonical(last).string();
+      } catch (const std::exception&) {
+      }
+    }
+    resume_dir = from_rank0(mesh_->world(), found);
+    fresh_after_restart_ = resume_dir.empty();
+    logger()->info("restart {}: {}", runtime_.restart_count,
+                   resume_dir.empty() ? "no checkpoint yet, starting afresh in " + output_dir_
+                                      : "resuming from " + resume_dir);
+  }
+  if (resume_dir.empty() && !fresh_after_restart_)
+    rank0_verdict(mesh_->world(), [this] { return output_dir_problem(); });
 }
 
 void Trainer::resume_from(const std::string& dir) {
@@ -146,10 +191,10 @@ void Trainer::resume_from(const std::string& dir) {
     throw FormatError(dir + " holds no model weights in the '" + selection_.checkpoint_format +
                       "' format; pass the --checkpoint_format it was saved with");
   load_state(dir, /*with_optimizer=*/true);
-  load_rng_state((fs::path(dir) / "training_state/rng_state.safetensors").string());
+  load_rng_state(rng_state_path(dir, runtime_.rank, /*for_load=*/true));
 
   start_step_ = record.step;
-  const auto dp = static_cast<std::int64_t>(runtime_.world_size);
+  const auto dp = static_cast<std::int64_t>(mesh_->dp_group().size());
   if (record.batch_size == batch_size_ && record.dp_world_size == dp) {
     loader_->seek(record.data);
   } else {
@@ -157,8 +202,8 @@ void Trainer::resume_from(const std::string& dir) {
     const auto global = batch_size_ * dp;
     const auto batches = record.samples_seen / global;
     DataPosition pos{batches / loader_->batches_per_epoch(), batches % loader_->batches_per_epoch()};
-    logger()->warn("resuming with batch_size {} x {} processes, but the checkpoint was written "
-                   "with {} x {}: continuing at epoch {}, batch {} of the new order",
+    logger()->warn("resuming with batch_size {} x {} dp workers, but the checkpoint was written "
+                   "with batch_size {} x {} dp workers: continuing at epoch {}, batch {} of the new order",
                    batch_size_, dp, record.batch_size, record.dp_world_size, pos.epoch,
                    pos.batch_in_epoch);
     loader_->seek(pos);
@@ -188,13 +233,13 @@ void Trainer::load_state(const std::string& dir, bool with_optimizer) {
 TrainingStep Trainer::training_step_record(std::int64_t step) const {
   TrainingStep r;
   r.step = step;
-  r.dp_world_size = runtime_.world_size;
+  r.dp_world_size = mesh_->dp_group().size();
   r.batch_size = batch_size_;
   r.grad_accum_steps = accum_;
-  r.dp_replicate = runtime_.world_size;
-  r.dp_shard = 1;
+  r.dp_replicate = mesh_->shape().dp_replicate;
+  r.dp_shard = mesh_->shape().dp_shard;
   r.data = loader_->position();
-  r.samples_seen = step * batch_size_ * runtime_.world_size;
+  r.samples_seen = step * batch_size_ * r.dp_world_size;
   return r;
 }
 
@@ -202,22 +247,27 @@ void Trainer::save_checkpoint(std::int64_t step) {
   const auto root = fs::path(output_dir_) / "checkpoints";
   const auto name = step_dir_name(step, steps_);
   const auto tmp = root / (".tmp-" + name);
-  std::error_code ec;
-  fs::remove_all(tmp, ec);
-  make_directories((tmp / "pretrained_model").string());
-  make_directories((tmp / "training_state").string());
+  auto& world = mesh_->world();
+  if (runtime_.is_main()) {
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    make_directories((tmp / "pretrained_model").string());
+    make_directories((tmp / "training_state").string());
+  }
+  world.barrier();  // the folder exists before any rank writes into it
 
   ShardedState state;
   backend_->model_state(state);
   optimizer_->state(state);
   format_->save(state, tmp.string(), runtime_);
+  save_rng_state(rng_state_path(tmp.string(), runtime_.rank));
+  world.barrier();  // every rank's files are complete before rank 0 publishes
   if (runtime_.is_main()) {
     const auto pm = tmp / "pretrained_model";
     const auto ts = tmp / "training_state";
     write_text_file((pm / "config.json").string(), config_.section("policy.").to_json());
     write_text_file((pm / "train_config.json").string(), config_.to_json());
     write_text_file((ts / "training_step.json").string(), training_step_json(training_step_record(step)));
-    save_rng_state((ts / "rng_state.safetensors").string());
     write_text_file((ts / "scheduler_state.json").string(), scheduler_->state_json(step));
     write_text_file((ts / "optimizer_param_groups.json").string(),
                     optimizer_->param_groups_json(scheduler_->lr(step - 1)));
@@ -225,6 +275,8 @@ void Trainer::save_checkpoint(std::int64_t step) {
     logger()->info("checkpoint saved: {}", (root / name).string());
   }
 }
+
+bool Trainer::stop_requested() { return any_rank(mesh_->world(), preemption_requested()); }
 
 void Trainer::run() {
   auto log = logger();
@@ -279,18 +331,27 @@ void Trainer::run() {
       r.loss = loss_sum / static_cast<double>(since_log);
       r.lr = lr;
       r.grad_norm = grad_norm;
-      r.samples_per_s = static_cast<double>(since_log * batch_size_ * runtime_.world_size) /
+      r.samples_per_s = static_cast<double>(since_log * batch_size_) /
                         std::max(1e-9, seconds(now - last_log));
       r.update_s = update_s / static_cast<double>(since_log);
       r.dataloading_s = data_s / static_cast<double>(since_log);
       r.elapsed_s = seconds(now - start);
+      reduce_metrics(mesh_->world(), r);
       if (runtime_.is_main()) metrics_->append(r);
       log->info("{}", MetricsLog::progress_line(r));
       loss_sum = update_s = data_s = 0;
       since_log = 0;
       last_log = now;
     }
-    if (save && (done % save_freq_ == 0 || done == steps_)) save_checkpoint(done);
+    const bool saved_now = save && (done % save_freq_ == 0 || done == steps_);
+    if (saved_now) save_checkpoint(done);
+    if (update && done < steps_ && stop_requested()) {
+      if (save && !saved_now) save_checkpoint(done);
+      log->info("stopped by SIGTERM after step {}{}", done,
+                save ? "; continue with --resume=true --output_dir=" + output_dir_
+                     : " (--save_checkpoint=false: nothing saved)");
+      return;
+    }
   }
   log->info("training done: {} steps in {:.1f} s", steps_ - start_step_, seconds(Clock::now() - start));
 }

@@ -10,9 +10,11 @@
 #include "metrics_log.hpp"
 #include "shardkit/backend.hpp"
 #include "shardkit/checkpoint_format.hpp"
+#include "shardkit/comm.hpp"
 #include "shardkit/config.hpp"
 #include "shardkit/dataset.hpp"
 #include "shardkit/loader.hpp"
+#include "shardkit/mesh.hpp"
 #include "shardkit/optim/adamw.hpp"
 #include "shardkit/optim/scheduler.hpp"
 #include "shardkit/runtime.hpp"
@@ -25,18 +27,25 @@ namespace shardkit::train {
 class Trainer {
  public:
   /// `resume_dir` is the checkpoint folder to continue from ("" for a fresh run).
+  /// `mesh` is the resolved topology; with more than one process the trainer joins the
+  /// run through the selected comm plugin before anything else.
   Trainer(Config config, const Registry& registry, const Runtime& runtime,
-          const Selection& selection, std::string resume_dir);
+          const Selection& selection, const MeshShape& mesh, std::string resume_dir);
   void run();
 
  private:
   PluginContext context_for(const std::string& kind, const std::string& name) const;
-  void prepare_output_dir();
+  void join_run(const MeshShape& shape);
+  void agree_on_output_dir(std::string& resume_dir);
+  /// "" when the output folder may hold a new run, else why not.
+  std::string output_dir_problem() const;
   void resume_from(const std::string& dir);
   void load_weights(const std::string& pretrained_dir);
   /// Fills the model (and optimizer) state in place from checkpoint folder `dir`.
   void load_state(const std::string& dir, bool with_optimizer);
   void save_checkpoint(std::int64_t step);
+  /// SIGTERM on any rank: all ranks agree at this update, checkpoint, and stop.
+  bool stop_requested();
   TrainingStep training_step_record(std::int64_t step) const;
 
   Config config_;
@@ -47,6 +56,9 @@ class Trainer {
   std::int64_t steps_, batch_size_, accum_, log_freq_, save_freq_;
   std::int64_t start_step_ = 0;
 
+  std::shared_ptr<Comm> comm_;
+  std::unique_ptr<DeviceMesh> mesh_;
+  bool fresh_after_restart_ = false;
   std::shared_ptr<Dataset> dataset_;
   std::shared_ptr<Policy> policy_;
   std::shared_ptr<Backend> backend_;

@@ -84,7 +84,7 @@ TEST_CASE("resume with another batch size warns and continues on a batch boundar
   const auto run = tmp / "run";
   train_ok(small_run(run, {"--steps=20", "--save_freq=10", "--log_freq=10", "--batch_size=8"}));
   const auto result = train_ok({"--resume=true", "--output_dir=" + run, "--steps=30", "--batch_size=16"});
-  CHECK(result.output.find("but the checkpoint was written with 8 x 1") != std::string::npos);
+  CHECK(result.output.find("but the checkpoint was written with batch_size 8 x 1 dp workers") != std::string::npos);
   const auto lines = read_metrics(run);
   REQUIRE(lines.size() == 3);
   CHECK(lines.back().step == 30);

@@ -1,0 +1,53 @@
+// Runs the attempts of a launch: start the workers, watch them, report a failure, restart.
+#pragma once
+
+#include <string>
+
+#include "launch_options.hpp"
+#include "rendezvous.hpp"
+#include "worker_group.hpp"
+
+namespace shardkit::run {
+
+/// How one attempt ended.
+struct AttemptOutcome {
+  enum class Kind {
+    Succeeded,     ///< every worker exited 0
+    Failed,        ///< a worker of this node failed (see `worker`)
+    RemoteFailed,  ///< a launcher on another node reported a failed worker (`detail`)
+    StoreLost,     ///< the rendezvous store stopped answering (`detail`)
+    Interrupted,   ///< the launcher got a stop signal (`signal`); `worker` = first unclean, or -1
+  };
+  Kind kind = Kind::Succeeded;
+  int worker = -1;  ///< index into the attempt's workers
+  int signal = 0;   ///< a stop signal received during the attempt (0 = none)
+  std::string detail;
+};
+
+/// Owns the launch after the flags are parsed and the rendezvous is set up.
+class Supervisor {
+ public:
+  Supervisor(const LaunchOptions& options, Rendezvous& rendezvous, std::string program_path,
+             std::string scratch_dir);
+  /// Runs attempts until success, a signal, or no restarts left; returns the exit code.
+  int run();
+
+ private:
+  AttemptOutcome run_attempt(int attempt);
+  AttemptOutcome watch(WorkerGroup& group, int attempt);
+  void report(const WorkerGroup& group, const AttemptOutcome& outcome) const;
+  std::vector<WorkerSpec> worker_specs(int attempt, std::vector<std::string>& log_paths,
+                                       std::vector<std::string>& error_files) const;
+
+  LaunchOptions options_;
+  Rendezvous& rendezvous_;
+  std::string program_path_;
+  std::string scratch_dir_;
+};
+
+/// Writes "shardkit-run: <message>" as one line to stderr.
+void say(const std::string& message);
+/// As say(), only when LOGLEVEL=DEBUG (torchrun's variable) is set.
+void debug(const std::string& message);
+
+}  // namespace shardkit::run

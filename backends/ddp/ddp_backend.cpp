@@ -1,0 +1,138 @@
+// Backend `ddp`: whole replicas on every rank, gradients all-reduced in buckets that overlap backward.
+#include <memory>
+#include <string>
+
+#include <spdlog/logger.h>
+
+#include <shardkit/backend.hpp>
+#include <shardkit/comm.hpp>
+#include <shardkit/config.hpp>
+#include <shardkit/error.hpp>
+#include <shardkit/mesh.hpp>
+#include <shardkit/module_state.hpp>
+#include <shardkit/optim/grad_clip.hpp>
+#include <shardkit/plugin.hpp>
+#include <shardkit/runtime.hpp>
+
+#include "broadcast.hpp"
+#include "grad_reducer.hpp"
+
+namespace {
+
+using shardkit::ddp::GradReducer;
+using shardkit::ddp::ReducerOptions;
+
+class DdpBackend final : public shardkit::Backend {
+ public:
+  explicit DdpBackend(const shardkit::PluginContext& ctx) : logger_(ctx.logger) {
+    const auto& o = ctx.options;
+    const double cap_mb = o.get_float("bucket_cap_mb");
+    if (!(cap_mb > 0))
+      throw shardkit::ConfigError("--accelerator.ddp.bucket_cap_mb=" + shardkit::to_string(shardkit::Value(cap_mb)) +
+                                  ": must be greater than 0 (megabytes per gradient bucket, e.g. 25)");
+    cap_mb_ = cap_mb;
+    options_.bucket_cap_bytes = static_cast<std::int64_t>(cap_mb * 1024.0 * 1024.0);
+    if (options_.bucket_cap_bytes < 1) options_.bucket_cap_bytes = 1;
+    options_.find_unused_parameters = o.get_bool("find_unused_parameters");
+    options_.overlap = o.get_bool("overlap");
+    broadcast_buffers_ = o.get_bool("broadcast_buffers");
+    if (ctx.mesh) {
+      group_ = &ctx.mesh->dp_group();
+    } else {
+      if (ctx.runtime && ctx.runtime->multi_process())
+        throw shardkit::RuntimeError(
+            "backend ddp was started without the run's device mesh on rank " +
+            std::to_string(ctx.runtime->rank) + " of WORLD_SIZE=" +
+            std::to_string(ctx.runtime->world_size) + "; the host must pass PluginContext::mesh");
+      local_group_ = shardkit::make_local_group("dp");
+      group_ = local_group_.get();
+    }
+  }
+
+  void setup(shardkit::Policy& policy) override {
+    policy_ = &policy;
+    // Ranks start identical whatever their seeds: rank 0's parameters and buffers win.
+    std::vector<torch::Tensor> tensors;
+    for (const auto& p : policy.parameters()) tensors.push_back(p);
+    for (const auto& b : policy.buffers()) tensors.push_back(b);
+    shardkit::ddp::broadcast_from_rank0(*group_, tensors);
+    buffers_ = policy.buffers();
+
+    auto params = shardkit::replicated_param_shards(policy);
+    for (const auto& p : params) grads_of_.push_back(p.param);
+    const auto num_params = params.size();
+    reducer_ = std::make_unique<GradReducer>(std::move(params), *group_, options_);
+    if (logger_)
+      logger_->info("ddp: {} buckets (cap {} MB) over {} parameters, world {}",
+                    reducer_->num_buckets(), cap_mb_, num_params, group_->size());
+  }
+
+  std::vector<shardkit::ParamShard> parameters() override {
+    return shardkit::replicated_param_shards(policy());
+  }
+
+  void set_gradient_sync(bool enabled) override { reducer().set_sync(enabled); }
+
+  void finish_gradients() override {
+    reducer().finish();
+    // Buffers (e.g. running statistics) drift apart in forward; rank 0's win, as with
+    // PyTorch's broadcast_buffers, so the next forward starts from identical buffers.
+    if (broadcast_buffers_ && !buffers_.empty())
+      shardkit::ddp::broadcast_from_rank0(*group_, buffers_);
+  }
+
+  double clip_grad_norm(double max_norm) override {
+    // After finish_gradients() every rank holds the same averaged gradients, so the local
+    // norm is the global one: no reduction.
+    std::vector<torch::Tensor> grads;
+    for (const auto& p : grads_of_) grads.push_back(p.grad());
+    return shardkit::clip_grad_norm(grads, max_norm);
+  }
+
+  void model_state(shardkit::ShardedState& state) override {
+    shardkit::add_replicated_module_state(state, policy());
+  }
+
+ private:
+  shardkit::Policy& policy() const {
+    if (!policy_) throw shardkit::RuntimeError("backend ddp: setup() must be called first");
+    return *policy_;
+  }
+  GradReducer& reducer() const {
+    if (!reducer_) throw shardkit::RuntimeError("backend ddp: setup() must be called first");
+    return *reducer_;
+  }
+
+  std::shared_ptr<spdlog::logger> logger_;
+  ReducerOptions options_;
+  double cap_mb_ = 25;
+  bool broadcast_buffers_ = true;
+  std::shared_ptr<shardkit::CommGroup> local_group_;
+  shardkit::CommGroup* group_ = nullptr;  // the mesh's dp group (the mesh outlives us)
+  shardkit::Policy* policy_ = nullptr;
+  std::vector<torch::Tensor> grads_of_;  // trainable parameters, for clipping
+  std::vector<torch::Tensor> buffers_;
+  std::unique_ptr<GradReducer> reducer_;
+};
+
+const shardkit::OptionSpec kOptions[] = {
+    {"bucket_cap_mb", shardkit::OptionType::Float, "25",
+     "Size cap of each gradient all-reduce bucket, in MB (MiB); > 0", "0", nullptr, nullptr},
+    {"find_unused_parameters", shardkit::OptionType::Bool, "false",
+     "Allow parameters that get no gradient in a step (counted as zeros)", nullptr, nullptr, nullptr},
+    {"overlap", shardkit::OptionType::Bool, "true",
+     "Launch bucket all-reduces during backward (false: all after backward, for benchmarks)",
+     nullptr, nullptr, nullptr},
+    {"broadcast_buffers", shardkit::OptionType::Bool, "true",
+     "Copy rank 0's buffers to every rank after each backward", nullptr, nullptr, nullptr},
+};
+
+std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& ctx) {
+  return std::make_shared<DdpBackend>(ctx);
+}
+
+}  // namespace
+
+SHARDKIT_PLUGIN(backend, ddp, "0.1.0",
+                "Data parallel: replicas on every rank, bucketed gradient all-reduce overlapping backward",
+                kOptions, make)

@@ -1,0 +1,74 @@
+// The non-virtual parts of the transport interface: destructors, names, store keys, CommInit.
+#include <cstdlib>
+#include <string>
+
+#include "shardkit/comm.hpp"
+#include "shardkit/runtime.hpp"
+
+namespace shardkit {
+
+Work::~Work() = default;
+CommGroup::~CommGroup() = default;
+Store::~Store() = default;
+Comm::~Comm() = default;
+
+const char* to_string(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum: return "sum";
+    case ReduceOp::Avg: return "avg";
+    case ReduceOp::Max: return "max";
+  }
+  return "?";
+}
+
+const char* to_string(CommOp op) {
+  switch (op) {
+    case CommOp::AllReduce: return "all_reduce";
+    case CommOp::Broadcast: return "broadcast";
+    case CommOp::AllGather: return "all_gather";
+    case CommOp::ReduceScatter: return "reduce_scatter";
+    case CommOp::Barrier: return "barrier";
+  }
+  return "?";
+}
+
+const char* to_string(Support support) {
+  switch (support) {
+    case Support::Native: return "native";
+    case Support::Emulated: return "emulated";
+    case Support::Unsupported: return "unsupported";
+  }
+  return "?";
+}
+
+namespace {
+class CompletedWork final : public Work {
+ public:
+  void wait() override {}
+};
+}  // namespace
+
+WorkHandle completed_work() {
+  // Stateless, so one shared instance serves every caller.
+  static const WorkHandle done = std::make_shared<CompletedWork>();
+  return done;
+}
+
+namespace store_keys {
+std::string arrived(int rank) { return "arrived/" + std::to_string(rank); }
+}  // namespace store_keys
+
+CommInit CommInit::from_runtime(const Runtime& runtime, double timeout_s) {
+  CommInit init;
+  init.rank = runtime.rank;
+  init.world_size = runtime.world_size;
+  init.master_addr = runtime.master_addr;
+  init.master_port = runtime.master_port;
+  init.use_agent_store = runtime.use_agent_store;
+  init.restart_count = runtime.restart_count;
+  init.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000.0));
+  if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME")) init.socket_ifname = ifname;
+  return init;
+}
+
+}  // namespace shardkit

@@ -1,0 +1,30 @@
+// What ranks must agree on before training: rank 0's decisions, identical configurations, reduced metrics.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "metrics_log.hpp"
+#include "shardkit/comm.hpp"
+#include "shardkit/config.hpp"
+
+namespace shardkit::train {
+
+/// Rank 0's `value`, on every rank.
+std::string from_rank0(CommGroup& group, const std::string& value);
+
+/// Runs `check` on rank 0 only (it returns "" when fine, else an error message) and
+/// throws ConfigError with rank 0's message on every rank when it failed.
+void rank0_verdict(CommGroup& group, const std::function<std::string()>& check);
+
+/// Compares a hash of every rank's resolved configuration; on a mismatch throws
+/// ConfigError naming the ranks and the first keys whose values differ from rank 0's.
+void check_same_config(CommGroup& group, const Config& config);
+
+/// Loss averaged across ranks, timings as the slowest rank's, throughput summed.
+void reduce_metrics(CommGroup& group, MetricsRecord& record);
+
+/// Whether any rank asked to stop (SIGTERM), so that all stop after the same step.
+bool any_rank(CommGroup& group, bool mine);
+
+}  // namespace shardkit::train

@@ -1,0 +1,46 @@
+// Shared pieces of the multi-process tests: small runs started through shardkit-run.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace shardkit::test {
+
+inline std::string bin(const std::string& program) { return std::string(SHARDKIT_BIN_DIR) + "/" + program; }
+
+/// Flags of a small deterministic run into `output_dir`; `extra` appended (later wins).
+inline std::vector<std::string> tiny_run(const std::string& output_dir, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"--output_dir=" + output_dir, "--policy.hidden_dim=32",
+                                   "--policy.num_blocks=2", "--dataset.num_samples=256",
+                                   "--num_threads=1", "--seed=7", "--log_freq=1",
+                                   "--distributed.timeout_s=60"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+/// The shell command: shardkit-run --nproc-per-node=N --master-port=0 [launcher] shardkit-train ARGS.
+inline std::string launch_command(int nproc, const std::vector<std::string>& train_args,
+                                  const std::vector<std::string>& launcher_args = {}) {
+  std::string cmd = shell_quote(bin("shardkit-run")) + " --nproc-per-node=" + std::to_string(nproc) +
+                    " --master-port=0 --grace-period-s=5";
+  for (const auto& a : launcher_args) cmd += " " + shell_quote(a);
+  cmd += " " + shell_quote(bin("shardkit-train"));
+  for (const auto& a : train_args) cmd += " " + shell_quote(a);
+  return cmd;
+}
+
+inline ProcessResult launch(int nproc, const std::vector<std::string>& train_args,
+                            const std::vector<std::string>& launcher_args = {}) {
+  return run_command(launch_command(nproc, train_args, launcher_args));
+}
+
+/// Losses of metrics.jsonl, one per logged step.
+inline std::vector<double> losses(const std::string& output_dir) {
+  std::vector<double> out;
+  for (const auto& line : read_metrics(output_dir)) out.push_back(line.number("loss"));
+  return out;
+}
+
+}  // namespace shardkit::test

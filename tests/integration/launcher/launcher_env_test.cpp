@@ -1,0 +1,179 @@
+// shardkit-run's worker contract: torchrun's environment per rank, prefixed output, log files.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <sstream>
+
+#include "launcher_test_support.hpp"
+
+using namespace shardkit::test;
+using namespace shardkit::test::launcher;
+
+namespace {
+
+/// A worker that writes NAME=VALUE lines of its launcher variables to env_<RANK>.
+std::string env_dump_script(const TempDir& dir) {
+  return write_script(dir, "dump_env.sh",
+                      "out=\"$(dirname \"$0\")/env_$RANK\"\n"
+                      "for v in RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE GROUP_RANK "
+                      "GROUP_WORLD_SIZE ROLE_RANK ROLE_WORLD_SIZE ROLE_NAME MASTER_ADDR MASTER_PORT "
+                      "OMP_NUM_THREADS TORCHELASTIC_RESTART_COUNT TORCHELASTIC_MAX_RESTARTS "
+                      "TORCHELASTIC_RUN_ID TORCHELASTIC_USE_AGENT_STORE TORCHELASTIC_ERROR_FILE; do\n"
+                      "  eval \"echo $v=\\${$v-UNSET}\"\n"
+                      "done > \"$out.tmp\"\n"
+                      "mv \"$out.tmp\" \"$out\"\n");
+}
+
+std::map<std::string, std::string> read_env(const std::string& path) {
+  std::map<std::string, std::string> env;
+  std::istringstream in(slurp(path));
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto eq = line.find('=');
+    if (eq != std::string::npos) env[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  return env;
+}
+
+}  // namespace
+
+TEST_CASE("each worker gets torchrun's environment for its rank", "[launcher][env]") {
+  SHARDKIT_REQUIRE_GLOO();
+  TempDir dir("shardkit-run-env");
+  const auto script = env_dump_script(dir);
+  const auto r = run_command("env -u OMP_NUM_THREADS " + shell_quote(launcher_path()) +
+                             " --nproc-per-node=3 --master-port=0 --grace-period-s=2 --rdzv-id=job7 " +
+                             shell_quote(script));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.output, "OMP_NUM_THREADS=1"));  // the notice, printed once
+  CHECK(r.output.find("OMP_NUM_THREADS=1") == r.output.rfind("OMP_NUM_THREADS=1"));
+  std::string port, error_files;
+  for (int rank = 0; rank < 3; ++rank) {
+    auto env = read_env(dir / ("env_" + std::to_string(rank)));
+    INFO("rank " << rank);
+    CHECK(env["RANK"] == std::to_string(rank));
+    CHECK(env["WORLD_SIZE"] == "3");
+    CHECK(env["LOCAL_RANK"] == std::to_string(rank));
+    CHECK(env["LOCAL_WORLD_SIZE"] == "3");
+    CHECK(env["GROUP_RANK"] == "0");
+    CHECK(env["GROUP_WORLD_SIZE"] == "1");
+    CHECK(env["ROLE_RANK"] == std::to_string(rank));
+    CHECK(env["ROLE_WORLD_SIZE"] == "3");
+    CHECK(env["ROLE_NAME"] == "default");
+    CHECK(env["MASTER_ADDR"] == "127.0.0.1");
+    CHECK(env["OMP_NUM_THREADS"] == "1");
+    CHECK(env["TORCHELASTIC_RESTART_COUNT"] == "0");
+    CHECK(env["TORCHELASTIC_MAX_RESTARTS"] == "0");
+    CHECK(env["TORCHELASTIC_RUN_ID"] == "job7");
+    CHECK(env["TORCHELASTIC_USE_AGENT_STORE"] == "True");
+    // The store's real port, not the 0 we asked for; the same for every rank.
+    CHECK(env["MASTER_PORT"] != "0");
+    CHECK(std::stoi(env["MASTER_PORT"]) > 0);
+    if (rank == 0) port = env["MASTER_PORT"];
+    CHECK(env["MASTER_PORT"] == port);
+    // One error file per rank, in a folder the launcher removes at the end.
+    CHECK(contains(env["TORCHELASTIC_ERROR_FILE"], "rank_" + std::to_string(rank)));
+    CHECK_FALSE(contains(error_files, env["TORCHELASTIC_ERROR_FILE"] + ";"));
+    error_files += env["TORCHELASTIC_ERROR_FILE"] + ";";
+    CHECK_FALSE(std::filesystem::exists(
+        std::filesystem::path(env["TORCHELASTIC_ERROR_FILE"]).parent_path()));
+  }
+}
+
+TEST_CASE("MASTER_PORT is where the launcher's store listens while workers run", "[launcher][env]") {
+  SHARDKIT_REQUIRE_GLOO();
+  TempDir dir("shardkit-run-port");
+  const auto script = write_script(
+      dir, "connect.sh",
+      "python3 -c 'import os, socket; socket.create_connection((os.environ[\"MASTER_ADDR\"], "
+      "int(os.environ[\"MASTER_PORT\"])), timeout=10).close(); print(\"connected\")'");
+  const auto r = run_launcher("--nproc-per-node=1 --master-port=0 " + shell_quote(script));
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.output, "[rank0]: connected"));
+}
+
+TEST_CASE("a user's OMP_NUM_THREADS is kept and no notice is printed", "[launcher][env]") {
+  SHARDKIT_REQUIRE_GLOO();
+  TempDir dir("shardkit-run-omp");
+  const auto script = env_dump_script(dir);
+  const auto r = run_command("OMP_NUM_THREADS=7 " + shell_quote(launcher_path()) +
+                             " --nproc-per-node=2 --master-port=0 " + shell_quote(script));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_FALSE(contains(r.output, "OMP_NUM_THREADS=1"));
+  CHECK(read_env(dir / "env_0")["OMP_NUM_THREADS"] == "7");
+  CHECK(read_env(dir / "env_1")["OMP_NUM_THREADS"] == "7");
+}
+
+TEST_CASE("flags work with underscores, spaces and a -- before the program", "[launcher][env]") {
+  SHARDKIT_REQUIRE_GLOO();
+  TempDir dir("shardkit-run-spellings");
+  const auto script = env_dump_script(dir);
+  const auto r = run_launcher("--nproc_per_node 2 --master_port 0 --max_restarts=0 "
+                              "--grace_period_s 1 --rdzv_id run9 --no_python -- " +
+                              shell_quote(script));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(read_env(dir / "env_1")["WORLD_SIZE"] == "2");
+  CHECK(read_env(dir / "env_1")["TORCHELASTIC_RUN_ID"] == "run9");
+  CHECK_FALSE(std::filesystem::exists(dir / "env_2"));
+}
+
+TEST_CASE("--standalone runs one node on a free local port", "[launcher][env]") {
+  SHARDKIT_REQUIRE_GLOO();
+  TempDir dir("shardkit-run-standalone");
+  const auto script = env_dump_script(dir);
+  const auto r = run_launcher("--standalone --nproc-per-node=2 " + shell_quote(script));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto env = read_env(dir / "env_1");
+  CHECK(env.at("MASTER_ADDR") == "127.0.0.1");
+  CHECK(env.at("MASTER_PORT") != "0");
+  CHECK(env.at("TORCHELASTIC_RUN_ID") != "none");
+}
+
+TEST_CASE("worker output is relayed line by line with a rank prefix", "[launcher][output]") {
+  SHARDKIT_REQUIRE_GLOO();
+  TempDir dir("shardkit-run-output");
+  const auto script = write_script(dir, "talk.sh",
+                                   "echo \"hello from $RANK\"\n"
+                                   "echo \"oops from $RANK\" >&2\n"
+                                   "printf 'no newline %s' \"$RANK\"\n");
+  const std::string flags = " --nproc-per-node=2 --master-port=0 " + shell_quote(script);
+  // stdout alone: only the stdout lines, each prefixed, the unterminated one flushed at EOF.
+  const auto out = run_command("(" + shell_quote(launcher_path()) + flags + " 2>/dev/null)");
+  INFO(out.output);
+  REQUIRE(out.exit_code == 0);
+  CHECK(contains(out.output, "[rank0]: hello from 0\n"));
+  CHECK(contains(out.output, "[rank1]: hello from 1\n"));
+  CHECK(contains(out.output, "[rank0]: no newline 0\n"));
+  CHECK(contains(out.output, "[rank1]: no newline 1\n"));
+  CHECK_FALSE(contains(out.output, "oops"));
+  // stderr alone: the stderr lines.
+  const auto err = run_command("(" + shell_quote(launcher_path()) + flags + " >/dev/null)");
+  INFO(err.output);
+  CHECK(contains(err.output, "[rank0]: oops from 0\n"));
+  CHECK(contains(err.output, "[rank1]: oops from 1\n"));
+  CHECK_FALSE(contains(err.output, "hello"));
+}
+
+TEST_CASE("--log-dir keeps each rank's raw lines per attempt", "[launcher][output]") {
+  SHARDKIT_REQUIRE_GLOO();
+  TempDir dir("shardkit-run-logs");
+  const auto script = write_script(dir, "talk.sh",
+                                   "echo \"hello from $RANK\"\n"
+                                   "echo \"oops from $RANK\" >&2\n");
+  const auto r = run_launcher("--nproc-per-node=2 --master-port=0 --log-dir " +
+                              shell_quote(dir / "logs") + " " + shell_quote(script));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  for (int rank = 0; rank < 2; ++rank) {
+    const auto log = slurp(dir / ("logs/attempt_0/rank_" + std::to_string(rank) + ".log"));
+    INFO(log);
+    CHECK(contains(log, "hello from " + std::to_string(rank) + "\n"));
+    CHECK(contains(log, "oops from " + std::to_string(rank) + "\n"));
+    CHECK_FALSE(contains(log, "[rank"));
+  }
+}

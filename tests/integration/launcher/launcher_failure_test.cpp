@@ -1,0 +1,245 @@
+// shardkit-run when things go wrong: a failed or killed rank, signals, restarts, a busy port.
+#include <catch2/catch.hpp>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "launcher_test_support.hpp"
+
+using namespace shardkit::test;
+using namespace shardkit::test::launcher;
+
+namespace {
+
+/// Rank 0 records its pid and its child's, then sleeps; rank 1 waits for that, prints
+/// two lines and ends with `ending` (a shell command).
+std::string failing_pair(const TempDir& dir, const std::string& ending) {
+  return write_script(dir, "worker.sh",
+                      "d=\"$(dirname \"$0\")\"\n"
+                      "echo $$ > \"$d/pid_$RANK\"\n"
+                      "if [ \"$RANK\" = 1 ]; then\n"
+                      "  i=0; while [ ! -s \"$d/child_0\" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done\n"
+                      "  echo 'about to fail'\n"
+                      "  echo 'second line' >&2\n"
+                      "  " + ending + "\n"
+                      "fi\n"
+                      "sleep 1000 &\n"
+                      "echo $! > \"$d/child_$RANK\"\n"
+                      "wait\n");
+}
+
+void check_nothing_survives(const TempDir& dir) {
+  for (const char* file : {"pid_0", "child_0", "pid_1"}) {
+    const pid_t pid = read_pid(dir / file);
+    INFO(file << " = " << pid);
+    REQUIRE(pid > 0);
+    CHECK_FALSE(process_running(pid));
+  }
+}
+
+/// A port that something listens on for as long as the object lives.
+class BusyPort {
+ public:
+  BusyPort() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_ANY);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address);
+    ::listen(fd_, 1);
+    socklen_t size = sizeof address;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &size);
+    port_ = ntohs(address.sin_port);
+  }
+  ~BusyPort() { ::close(fd_); }
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE("a rank exiting with code 3 stops the others and is named in the report",
+          "[launcher][failure]") {
+  SHARDKIT_REQUIRE_GLOO();
+  TempDir dir("shardkit-run-fail");
+  const auto script = failing_pair(
+      dir, "printf '{\"message\": {\"message\": \"ValueError: boom\", \"extraInfo\": {}}}' "
+           "> \"$TORCHELASTIC_ERROR_FILE\"; exit 3");
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = run_launcher("--nproc-per-node=2 --master-port=0 --grace-period-s=3 " +
+                              shell_quote(script));
+  const double elapsed = seconds_since(start);
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(elapsed < 60);  // rank 0 would sleep 1000 s if it were not stopped
+  CHECK(contains(r.output, "rank 1 (local rank 1, pid " + std::to_string(read_pid(dir / "pid_1")) +
+                               ") failed: exited with code 3"));
+  CHECK(contains(r.output, "ValueError: boom"));
+  CHECK(contains(r.output, "last lines of rank 1:"));
+  CHECK(contains(r.output, "    about to fail"));
+  CHECK(contains(r.output, "    second line"));
+  CHECK_FALSE(contains(r.output, "restarting"));
+  check_nothing_survives(dir);
+}
+
+TEST_CASE("a rank killed by SIGKILL is reported as signal 9", "[launcher][failure]") {
+  SHARDKIT_REQUIRE_GLOO();
+  TempDir dir("shardkit-run-kill");
+  const auto script = failing_pair(dir, "kill -9 $$");
+  const auto r = run_launcher("--nproc-per-node=2 --master-port=0 --grace-period-s=3 " +
+                              shell_quote(script));
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.output, "rank 1 (local rank 1, pid"));
+  CHECK(contains(r.output, "failed: killed by signal 9 (SIGKILL)"));
+  check_nothing_survives(dir);
+}
+
+TEST_CASE("SIGTERM to the launcher reaches every worker; clean exits mean exit 0",
+          "[launcher][signals]") {
+  SHARDKIT_REQUIRE_GLOO();
+  TempDir dir("shardkit-run-term");
+  const auto worker = write_script(dir, "worker.sh",
+                                   "d=\"$(dirname \"$0\")\"\n"
+                                   "trap 'echo term > \"$d/term_$RANK\"; exit 0' TERM\n"
+                                   "echo $$ > \"$d/ready_$RANK\"\n"
+                                   "while :; do sleep 0.1; done\n");
+  const auto driver = write_script(
+      dir, "driver.sh",
+      "d=\"$(dirname \"$0\")\"\n" + shell_quote(launcher_path()) +
+          " --nproc-per-node=2 --master-port=0 --grace-period-s=10 \"$d/worker.sh\" &\n"
+          "launcher=$!\n"
+          "i=0; while { [ ! -s \"$d/ready_0\" ] || [ ! -s \"$d/ready_1\" ]; } && [ $i -lt 300 ]; do "
+          "sleep 0.1; i=$((i+1)); done\n"
+          "kill -TERM $launcher\n"
+          "wait $launcher\n"
+          "echo \"launcher exit code $?\"\n");
+  const auto r = run_command(shell_quote(driver));
+  INFO(r.output);
+  CHECK(contains(r.output, "launcher exit code 0"));
+  CHECK(contains(r.output, "got SIGTERM"));
+  CHECK(slurp(dir / "term_0") == "term\n");
+  CHECK(slurp(dir / "term_1") == "term\n");
+  CHECK_FALSE(process_running(read_pid(dir / "ready_0")));
+}
+
+TEST_CASE("workers that ignore SIGTERM are killed after the grace period", "[launcher][signals]") {
+  SHARDKIT_REQUIRE_GLOO();
+  TempDir dir("shardkit-run-stubborn");
+  const auto worker = write_script(dir, "worker.sh",
+                                   "d=\"$(dirname \"$0\")\"\n"
+                                   "trap '' TERM\n"
+                                   "echo $$ > \"$d/ready_$RANK\"\n"
+                                   "while :; do sleep 0.1; done\n");
+  const auto driver = write_script(
+      dir, "driver.sh",
+      "d=\"$(dirname \"$0\")\"\n" + shell_quote(launcher_path()) +
+          " --nproc-per-node=2 --master-port=0 --grace-period-s=1 \"$d/worker.sh\" &\n"
+          "launcher=$!\n"
+          "i=0; while { [ ! -s \"$d/ready_0\" ] || [ ! -s \"$d/ready_1\" ]; } && [ $i -lt 300 ]; do "
+          "sleep 0.1; i=$((i+1)); done\n"
+          "kill -INT $launcher\n"
+          "wait $launcher\n"
+          "echo \"launcher exit code $?\"\n");
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = run_command(shell_quote(driver));
+  INFO(r.output);
+  CHECK(seconds_since(start) < 60);
+  CHECK(contains(r.output, "launcher exit code 1"));
+  CHECK(contains(r.output, "got SIGINT"));
+  CHECK(contains(r.output, "killed by signal 9 (SIGKILL)"));
+  CHECK_FALSE(process_running(read_pid(dir / "ready_0")));
+  CHECK_FALSE(process_running(read_pid(dir / "ready_1")));
+}
+
+TEST_CASE("workers die with a launcher killed by SIGKILL", "[launcher][signals]") {
+  SHARDKIT_REQUIRE_GLOO();
+  TempDir dir("shardkit-run-orphans");
+  const auto worker = write_script(dir, "worker.sh",
+                                   "echo $$ > \"$(dirname \"$0\")/ready_$RANK\"\n"
+                                   "exec sleep 1000\n");
+  const auto driver = write_script(
+      dir, "driver.sh",
+      // A killed launcher cannot remove its error-file folder: keep it inside `dir`.
+      "d=\"$(dirname \"$0\")\"\nTMPDIR=\"$d\" " + shell_quote(launcher_path()) +
+          " --nproc-per-node=2 --master-port=0 \"$d/worker.sh\" &\n"
+          "launcher=$!\n"
+          "i=0; while { [ ! -s \"$d/ready_0\" ] || [ ! -s \"$d/ready_1\" ]; } && [ $i -lt 300 ]; do "
+          "sleep 0.1; i=$((i+1)); done\n"
+          "kill -KILL $launcher\n"
+          "wait $launcher\n"
+          "echo \"launcher exit code $?\"\n");
+  const auto r = run_command(shell_quote(driver));
+  INFO(r.output);
+  CHECK(contains(r.output, "launcher exit code 137"));
+  for (const char* file : {"ready_0", "ready_1"}) {
+    const pid_t pid = read_pid(dir / file);
+    REQUIRE(pid > 0);
+    // PR_SET_PDEATHSIG delivers SIGKILL as the launcher dies; allow the kernel a moment.
+    for (int i = 0; i < 50 && process_running(pid); ++i) ::usleep(100 * 1000);
+    CHECK_FALSE(process_running(pid));
+  }
+}
+
+TEST_CASE("--max-restarts=1 restarts the group once with TORCHELASTIC_RESTART_COUNT=1",
+          "[launcher][restart]") {
+  SHARDKIT_REQUIRE_GLOO();
+  TempDir dir("shardkit-run-restart");
+  const auto script = write_script(
+      dir, "worker.sh",
+      "d=\"$(dirname \"$0\")\"\n"
+      "echo \"$RANK $TORCHELASTIC_RESTART_COUNT $TORCHELASTIC_MAX_RESTARTS\" >> \"$d/starts\"\n"
+      "if [ \"$TORCHELASTIC_RESTART_COUNT\" = 0 ]; then\n"
+      "  if [ \"$RANK\" = 1 ]; then echo 'first attempt fails'; exit 3; fi\n"
+      "  sleep 1000 & wait\n"
+      "fi\n"
+      "echo \"done in attempt $TORCHELASTIC_RESTART_COUNT\"\n");
+  const auto r = run_launcher("--nproc-per-node=2 --master-port=0 --grace-period-s=2 "
+                              "--max-restarts=1 --log-dir " + shell_quote(dir / "logs") + " " +
+                              shell_quote(script));
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.output, "failed: exited with code 3"));
+  CHECK(contains(r.output, "restarting all workers (restart 1 of 1)"));
+  CHECK(contains(r.output, "[rank0]: done in attempt 1"));
+  CHECK(contains(r.output, "[rank1]: done in attempt 1"));
+  const auto starts = slurp(dir / "starts");
+  INFO(starts);
+  CHECK(contains(starts, "0 0 1\n"));
+  CHECK(contains(starts, "1 0 1\n"));
+  CHECK(contains(starts, "0 1 1\n"));
+  CHECK(contains(starts, "1 1 1\n"));
+  CHECK(std::count(starts.begin(), starts.end(), '\n') == 4);
+  CHECK(contains(slurp(dir / "logs/attempt_0/rank_1.log"), "first attempt fails"));
+  CHECK(contains(slurp(dir / "logs/attempt_1/rank_1.log"), "done in attempt 1"));
+}
+
+TEST_CASE("a group that keeps failing gives up after --max-restarts", "[launcher][restart]") {
+  SHARDKIT_REQUIRE_GLOO();
+  TempDir dir("shardkit-run-giveup");
+  const auto script = write_script(dir, "worker.sh",
+                                   "echo \"$TORCHELASTIC_RESTART_COUNT\" >> \"$(dirname \"$0\")/starts\"\n"
+                                   "exit 5\n");
+  const auto r = run_launcher("--nproc-per-node=1 --master-port=0 --max-restarts=2 " +
+                              shell_quote(script));
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.output, "restart 1 of 2"));
+  CHECK(contains(r.output, "restart 2 of 2"));
+  CHECK_FALSE(contains(r.output, "restart 3"));
+  CHECK(slurp(dir / "starts") == "0\n1\n2\n");
+}
+
+TEST_CASE("a busy --master-port is named with the fix", "[launcher][rendezvous]") {
+  SHARDKIT_REQUIRE_GLOO();
+  BusyPort busy;
+  const auto r = run_launcher("--nproc-per-node=1 --master-port=" + std::to_string(busy.port()) +
+                              " true");
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.output, "port " + std::to_string(busy.port()) + " is already in use"));
+  CHECK(contains(r.output, "--master-port=0"));
+}
