@@ -193,7 +193,11 @@ TEST_CASE("--max-restarts=1 restarts the group once with TORCHELASTIC_RESTART_CO
       "d=\"$(dirname \"$0\")\"\n"
       "echo \"$RANK $TORCHELASTIC_RESTART_COUNT $TORCHELASTIC_MAX_RESTARTS\" >> \"$d/starts\"\n"
       "if [ \"$TORCHELASTIC_RESTART_COUNT\" = 0 ]; then\n"
-      "  if [ \"$RANK\" = 1 ]; then echo 'first attempt fails'; exit 3; fi\n"
+      // Rank 1 fails only once rank 0 has recorded its start (else the stop may beat it).
+      "  if [ \"$RANK\" = 1 ]; then\n"
+      "    while ! grep -q '^0 0 ' \"$d/starts\"; do sleep 0.05; done\n"
+      "    echo 'first attempt fails'; exit 3\n"
+      "  fi\n"
       "  sleep 1000 & wait\n"
       "fi\n"
       "echo \"done in attempt $TORCHELASTIC_RESTART_COUNT\"\n");
