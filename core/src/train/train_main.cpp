@@ -1,7 +1,6 @@
 // shardkit-train's command line: plugin discovery, configuration layers, --help, exit codes.
 #include "shardkit/train.hpp"
 
-#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -58,21 +57,28 @@ int given_int(const RawConfig& flags, const RawConfig& file, const std::string& 
   }
 }
 
-/// Options under accelerator.<name>. belong to backend <name>; naming one that is not the
-/// selected backend is an error even when that backend is not installed.
+/// The backend whose namespace holds option `key` ("fsdp" for accelerator.fsdp.x), or ""
+/// for keys outside every backend's namespace (including core's accelerator groups).
+std::string backend_of_option(const std::string& key) {
+  static const char* const kCoreGroups[] = {"gradient_accumulation", "mixed_precision"};
+  if (key.rfind("accelerator.", 0) != 0) return "";
+  const auto rest = key.substr(12);
+  const auto dot = rest.find('.');
+  if (dot == std::string::npos) return "";
+  const auto owner = rest.substr(0, dot);
+  for (const auto* group : kCoreGroups)
+    if (owner == group) return "";
+  return owner;
+}
+
+/// Naming an option of a backend that is not the selected one is an error, even when that
+/// backend is not installed.
 void check_backend_namespaces(const RawConfig& flags, const RawConfig& file,
                               const std::string& backend, const std::string& requested) {
-  static const char* const kCoreGroups[] = {"gradient_accumulation", "mixed_precision"};
   for (const auto* layer : {&flags, &file}) {
     for (const auto& [key, value] : *layer) {
-      if (key.rfind("accelerator.", 0) != 0) continue;
-      const auto rest = key.substr(12);
-      const auto dot = rest.find('.');
-      if (dot == std::string::npos) continue;
-      const auto owner = rest.substr(0, dot);
-      bool core_group = false;
-      for (const auto* g : kCoreGroups) core_group = core_group || owner == g;
-      if (core_group || owner == backend) continue;
+      const auto owner = backend_of_option(key);
+      if (owner.empty() || owner == backend) continue;
       throw ConfigError("--" + key + " configures backend '" + owner + "', but the selected backend is '" +
                         backend + "'" + (requested == "auto" ? " (--distributed_backend=auto)" : "") +
                         "; remove it, or select --distributed_backend=" + owner);
@@ -81,14 +87,11 @@ void check_backend_namespaces(const RawConfig& flags, const RawConfig& file,
 }
 
 void drop_unselected_plugin_options(RawConfig& file, const Selection& selection) {
-  const std::string keep_backend = "accelerator." + selection.backend + ".";
   const std::string keep_comm = "comm." + selection.comm + ".";
   for (auto it = file.begin(); it != file.end();) {
     const auto& key = it->first;
-    const bool other_backend = key.rfind("accelerator.", 0) == 0 && key.rfind(keep_backend, 0) != 0 &&
-                               key.rfind("accelerator.gradient_accumulation.", 0) != 0 &&
-                               key.rfind("accelerator.mixed_precision", 0) != 0 &&
-                               std::count(key.begin(), key.end(), '.') >= 2;
+    const auto owner = backend_of_option(key);
+    const bool other_backend = !owner.empty() && owner != selection.backend;
     const bool other_comm = key.rfind("comm.", 0) == 0 && key.rfind(keep_comm, 0) != 0;
     it = other_backend || other_comm ? file.erase(it) : std::next(it);
   }
@@ -117,10 +120,12 @@ void print_help(const Registry& registry, const Schema& schema, const RawConfig&
   std::cout << out.str();
 }
 
-int run(int argc, char** argv) {
+/// `multi_process` is set once the runtime is known (errors before that leave normally).
+int run(int argc, char** argv, bool& multi_process) {
   std::vector<std::string> args(argv + 1, argv + argc);
   const RawConfig flags = parse_flags(args);
   const Runtime runtime = Runtime::from_environment();
+  multi_process = runtime.multi_process();
   set_log_rank(runtime.rank, runtime.world_size);
 
   // Layers: the file (an explicit --config_path, or the checkpoint's on resume), then flags.
@@ -248,10 +253,9 @@ void write_error_file(const std::string& message) {
 }
 
 int train_main(int argc, char** argv) {
-  const bool multi = std::getenv("WORLD_SIZE") || std::getenv("SLURM_NTASKS") ||
-                     std::getenv("OMPI_COMM_WORLD_SIZE");
+  bool multi = false;
   try {
-    return run(argc, argv);
+    return run(argc, argv, multi);
   } catch (const ConfigError& e) {
     std::cerr << "shardkit-train: configuration error: " << e.what() << "\n";
     write_error_file(std::string("configuration error: ") + e.what());
