@@ -11,10 +11,8 @@
 # Raw results and results.md go to BUILD_DIR/bench-results/<date-time>/; results.md is
 # also printed. Takes about 5-10 minutes on 2 cores.
 #
-# Needs: cmake + ninja or make, hyperfine, a Python with PyTorch (TORCH_PYTHON, default
-# /usr/bin/python3: Debian's python3-torch) and, for benchmark 2, the safetensors package in
-# that same Python; on Debian add it with
-#   /usr/bin/python3 -m pip install --break-system-packages safetensors
+# Needs: a build set up by scripts/setup.sh (its venv's Python, TORCH_PYTHON by default, has
+# PyTorch 2.15.0 and safetensors: the same LibTorch kernels on both sides) and hyperfine.
 # Knobs (environment): RUNS (interleaved rounds of one run per command, default 5), STEPS (default 60),
 # WARMUP_STEPS (default 10), HIDDEN_DIM (256), NUM_BLOCKS (2), EXPANSION (2), BATCH_SIZE (64),
 # ST_REPS (safetensors repetitions, default 3), JOBS (build parallelism, default 2),
@@ -35,12 +33,12 @@ STATE_DIM=16
 ACTION_DIM=4
 ST_REPS="${ST_REPS:-3}"
 JOBS="${JOBS:-2}"
-TORCH_PYTHON="${TORCH_PYTHON:-/usr/bin/python3}"
+TORCH_PYTHON="${TORCH_PYTHON:-${SHARDKIT_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/shardkit/venv-torch-2.15.0}/bin/python}"
 
 die() { echo "run_benchmarks.sh: $*" >&2; exit 1; }
 command -v hyperfine >/dev/null || die "hyperfine is not installed (apt-get install hyperfine)"
 "$TORCH_PYTHON" -c 'import torch' 2>/dev/null ||
-  die "$TORCH_PYTHON cannot import torch; set TORCH_PYTHON to a Python with PyTorch (Debian: python3-torch)"
+  die "$TORCH_PYTHON cannot import torch; set TORCH_PYTHON to a Python with PyTorch (scripts/setup.sh makes the venv with torch 2.15.0)"
 HAVE_SAFETENSORS=1
 "$TORCH_PYTHON" -c 'import safetensors.torch' 2>/dev/null || HAVE_SAFETENSORS=0
 

@@ -8,9 +8,7 @@ load       = safetensors.torch.load_file, default backend: tensors on a private 
 load_clone = load_file + clone() of every tensor: owned copies, as shardkit's to_tensor gives
 load_pread = load_file(backend="pread"): owned tensors read with pread(2), when this version has it
 
-Needs a Python with both PyTorch and safetensors. On Debian, python3-torch is 1.13 for
-/usr/bin/python3; add the reference with
-    /usr/bin/python3 -m pip install --break-system-packages safetensors
+Needs a Python with both PyTorch and safetensors: the venv scripts/setup.sh makes.
 Prints one JSON line per operation: {"program":"python","op":"save","bytes":N,"seconds":[...]}
 """
 import argparse

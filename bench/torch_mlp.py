@@ -2,8 +2,8 @@
 
 Same model, batch shapes, data access (index_select from an in-memory table), loss, gradient
 clipping (clip_grad_norm_) and optimizer (torch.optim.AdamW) as bench/libtorch_mlp.cpp; gradients
-are set to None after each step, as shardkit does. Run it with the Python that has PyTorch
-(Debian's python3-torch: /usr/bin/python3).
+are set to None after each step, as shardkit does. Run it with the SDK venv's Python (PyTorch
+2.15.0, the same wheel as shardkit's LibTorch).
 
 Prints one JSON line: {"program":"python","steps":..,"measured_steps":..,"steps_per_s":..}
 where steps/s counts the steps after --warmup_steps only (start-up and warm-up excluded).

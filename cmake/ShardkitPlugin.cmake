@@ -27,8 +27,8 @@ function(shardkit_add_plugin)
   set_target_properties(${target} PROPERTIES
     PREFIX "lib" OUTPUT_NAME ${target}
     CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
-  # The SDK headers are C++17 whatever the including project's default is.
-  target_compile_features(${target} PRIVATE cxx_std_17)
+  # LibTorch 2.15's headers (and so the SDK's) need C++20 whatever the project's default is.
+  target_compile_features(${target} PRIVATE cxx_std_20)
   if(P_OUTPUT_DIRECTORY)
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${P_OUTPUT_DIRECTORY})
   elseif(SHARDKIT_PLUGIN_OUTPUT_DIR)

@@ -1,6 +1,4 @@
 // shardkit-env: reports versions, build flags, devices, transports, environment and plugins, as text or JSON.
-#include <dlfcn.h>
-
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -9,11 +7,11 @@
 
 #include <ATen/Version.h>
 #include <boost/json.hpp>
-#include <torch/cuda.h>
 
 #include "shardkit/error.hpp"
 #include "shardkit/loader.hpp"
 #include "shardkit/logging.hpp"
+#include "shardkit/torch_build.hpp"
 #include "shardkit/version.hpp"
 
 namespace {
@@ -61,67 +59,41 @@ Options parse(int argc, char** argv) {
   return options;
 }
 
-json::object torch_report() {
-  const std::string config = at::show_config();
+// Everything here comes from the LibTorch in this process (its build settings, and the
+// CUDA and NCCL libraries it loads), not from what happens to exist on disk.
+json::object torch_report(const shardkit::TorchBuild& build, const std::string& cuda_problem) {
   json::object torch;
-  torch["version"] = TORCH_VERSION;
-  torch["cuda_build"] = shardkit::host_abi().torch_cuda != 0;
-  torch["cuda_available"] = torch::cuda::is_available();
-  torch["cuda_device_count"] = static_cast<std::int64_t>(torch::cuda::device_count());
-  torch["build_config"] = config;
+  torch["version"] = build.version;
+  torch["cuda_build"] = !build.cuda_version.empty();
+  torch["cuda_version"] = build.cuda_version.empty() ? json::value(nullptr) : json::value(build.cuda_version);
+  torch["cudnn_version"] = build.cudnn_version.empty() ? json::value(nullptr) : json::value(build.cudnn_version);
+  torch["blas"] = build.blas;
+  torch["cpu_capability"] = build.cpu_capability;
+  torch["cuda_runtime"] = build.cudart_version.empty() ? json::value(nullptr) : json::value(build.cudart_version);
+  torch["cuda_device_count"] = static_cast<std::int64_t>(build.cuda_devices);
+  torch["cuda_problem"] = cuda_problem.empty() ? json::value(nullptr) : json::value(cuda_problem);
+  torch["build_config"] = at::show_config();
   return torch;
 }
 
-/// NCCL is found the way a CUDA comm plugin would load it: libnccl.so.2 on the loader path.
-json::object nccl_report() {
+json::array comm_plugins(const shardkit::Registry& registry) {
+  json::array comm;
+  for (const auto& name : registry.names("comm")) comm.emplace_back(name);
+  return comm;
+}
+
+json::object nccl_report(const shardkit::TorchBuild& build, const shardkit::Registry& registry) {
   json::object nccl;
-  nccl["library"] = "libnccl.so.2";
-  void* handle = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char* why = dlerror();
-    nccl["found"] = false;
-    nccl["detail"] = why ? why : "dlopen failed";
-    return nccl;
-  }
-  nccl["found"] = true;
-  using GetVersion = int (*)(int*);
-  auto get_version = reinterpret_cast<GetVersion>(dlsym(handle, "ncclGetVersion"));
-  int code = 0;
-  if (get_version && get_version(&code) == 0) {
-    // NCCL >= 2.9 encodes major*10000 + minor*100 + patch, older ones major*1000 + ...
-    const int major = code >= 10000 ? code / 10000 : code / 1000;
-    const int minor = code >= 10000 ? (code % 10000) / 100 : (code % 1000) / 100;
-    nccl["version"] = std::to_string(major) + "." + std::to_string(minor) + "." +
-                      std::to_string(code % 100);
-  } else {
-    nccl["version"] = nullptr;
-  }
-  dlclose(handle);
+  nccl["in_libtorch"] = build.nccl;
+  nccl["version"] = build.nccl_version.empty() ? json::value(nullptr) : json::value(build.nccl_version);
+  nccl["comm_plugin"] = registry.find("comm", "nccl") != nullptr;
   return nccl;
 }
 
-/// Gloo: whether the host's LibTorch carries it, and which comm plugins were found.
-json::object gloo_report(const std::string& torch_config, const shardkit::Registry& registry) {
+json::object gloo_report(const shardkit::TorchBuild& build, const shardkit::Registry& registry) {
   json::object gloo;
-  bool in_torch = torch_config.find("USE_GLOO=ON") != std::string::npos;
-  std::string how = in_torch ? "LibTorch build flags say USE_GLOO=ON" : "";
-  if (!in_torch) {
-    // Debian's libtorch_cpu links libgloo.so.0, so it is already mapped when present.
-    if (void* handle = dlopen("libgloo.so.0", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD)) {
-      in_torch = true;
-      how = "libgloo.so.0 is loaded with LibTorch";
-      dlclose(handle);
-    } else {
-      how = "neither USE_GLOO=ON in LibTorch's build flags nor libgloo.so.0 loaded";
-    }
-  }
-  gloo["in_libtorch"] = in_torch;
-  gloo["detail"] = how;
-  json::array comm;
-  for (const auto& name : registry.names("comm")) comm.emplace_back(name);
-  if (comm.empty())
-    gloo["note"] = "no comm plugin found; the shardkit gloo comm plugin arrives later";
-  gloo["comm_plugins"] = std::move(comm);
+  gloo["in_libtorch"] = build.gloo;
+  gloo["comm_plugins"] = comm_plugins(registry);
   return gloo;
 }
 
@@ -186,18 +158,24 @@ void print_text(const json::object& r) {
   std::ostream& out = std::cout;
   out << "shardkit " << text(r.at("shardkit_version")) << "\n\n"
       << "LibTorch " << text(torch.at("version")) << "\n"
-      << "  CUDA build:        " << text(torch.at("cuda_build")) << "\n"
-      << "  CUDA available:    " << text(torch.at("cuda_available")) << " ("
-      << text(torch.at("cuda_device_count")) << " device(s))\n"
+      << "  CUDA build:        " << text(torch.at("cuda_build"));
+  if (torch.at("cuda_build").as_bool())
+    out << " (CUDA " << text(torch.at("cuda_version")) << ", cuDNN " << text(torch.at("cudnn_version"))
+        << ")";
+  out << "\n  CUDA runtime:      "
+      << (torch.at("cuda_runtime").is_null() ? "not loaded (" + text(torch.at("cuda_problem")) + ")"
+                                             : "CUDA " + text(torch.at("cuda_runtime")) + ", " +
+                                                   text(torch.at("cuda_device_count")) + " device(s)")
+      << "\n  BLAS:              " << text(torch.at("blas")) << "\n"
+      << "  CPU capability:    " << text(torch.at("cpu_capability")) << "\n"
       << "Compiler:            " << text(build.at("compiler")) << "\n"
       << "_GLIBCXX_USE_CXX11_ABI: " << text(build.at("cxx11_abi")) << "\n\n"
-      << "NCCL:  " << (nccl.at("found").as_bool() ? "found " + text(nccl.at("library")) +
-                                                         ", version " + text(nccl.at("version"))
-                                                   : "not found (" + text(nccl.at("detail")) + ")")
+      << "NCCL:  " << (nccl.at("in_libtorch").as_bool() ? "in LibTorch" : "not in LibTorch")
+      << (nccl.at("version").is_null() ? "" : ", version " + text(nccl.at("version")))
+      << (nccl.at("comm_plugin").as_bool() ? "; comm plugin 'nccl' found" : "; no nccl comm plugin")
       << "\n"
-      << "Gloo:  " << (gloo.at("in_libtorch").as_bool() ? "in LibTorch" : "not found") << " ("
-      << text(gloo.at("detail")) << ")\n";
-  if (gloo.contains("note")) out << "       " << text(gloo.at("note")) << "\n";
+      << "Gloo:  " << (gloo.at("in_libtorch").as_bool() ? "in LibTorch" : "not in LibTorch")
+      << "; comm plugins: " << text(gloo.at("comm_plugins")) << "\n";
   out << "\nEnvironment:\n";
   for (const auto& [name, value] : r.at("environment").as_object())
     out << "  " << std::string(name) << "=" << text(value) << "\n";
@@ -237,14 +215,18 @@ int run(int argc, char** argv) {
     discover_error = e.what();
   }
 
+  // CUDA's libraries are loaded here only: a training run loads them only for a CUDA device.
+  std::string cuda_problem;
+  shardkit::load_cuda(&cuda_problem);
+  const auto torch_build = shardkit::torch_build();
+
   json::object report;
   report["shardkit_version"] = shardkit::version();
-  report["torch"] = torch_report();
+  report["torch"] = torch_report(torch_build, cuda_problem);
   report["build"] = json::object{{"compiler", __VERSION__},
                                  {"cxx11_abi", static_cast<std::int64_t>(_GLIBCXX_USE_CXX11_ABI)}};
-  report["nccl"] = nccl_report();
-  report["gloo"] =
-      gloo_report(std::string(report["torch"].as_object()["build_config"].as_string()), registry);
+  report["nccl"] = nccl_report(torch_build, registry);
+  report["gloo"] = gloo_report(torch_build, registry);
   report["environment"] = environment_report();
   report["plugins"] = plugin_report(options, registry, discover_error);
 

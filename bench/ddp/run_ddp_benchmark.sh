@@ -23,8 +23,8 @@
 #
 # Needs: a built tree (shardkit-train, shardkit-run and the built-in plugins; the script builds the
 # target shardkit_all_apps_and_plugins first unless BUILD_FIRST=0), hyperfine, and a Python with
-# PyTorch whose torch.distributed has Gloo (TORCH_PYTHON, default /usr/bin/python3: Debian's
-# python3-torch 1.13, the same kernels as Debian's LibTorch).
+# PyTorch whose torch.distributed has Gloo (TORCH_PYTHON, default the venv scripts/setup.sh
+# made: PyTorch 2.15.0, the same wheel and kernels as shardkit's LibTorch).
 # Knobs (environment): RUNS (rounds, default 5), STEPS (60), WARMUP_STEPS (10, also shardkit's
 # --log_freq), HIDDEN_DIM (256), NUM_BLOCKS (2), EXPANSION (2), BATCH_SIZE (per process, 32),
 # NPROC (2), SMALL_BUCKET_MB (1; 0 skips the two small-bucket commands), BUILD_FIRST (1),
@@ -45,14 +45,14 @@ NPROC="${NPROC:-2}"
 SMALL_BUCKET_MB="${SMALL_BUCKET_MB:-1}"
 BUILD_FIRST="${BUILD_FIRST:-1}"
 JOBS="${JOBS:-2}"
-TORCH_PYTHON="${TORCH_PYTHON:-/usr/bin/python3}"
+TORCH_PYTHON="${TORCH_PYTHON:-${SHARDKIT_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/shardkit/venv-torch-2.15.0}/bin/python}"
 STATE_DIM=16
 ACTION_DIM=4
 
 die() { echo "run_ddp_benchmark.sh: $*" >&2; exit 1; }
 command -v hyperfine >/dev/null || die "hyperfine is not installed (apt-get install hyperfine)"
 "$TORCH_PYTHON" -c 'import torch.distributed as d; assert d.is_gloo_available()' 2>/dev/null ||
-  die "$TORCH_PYTHON cannot import torch with Gloo; set TORCH_PYTHON to a Python with PyTorch (Debian: python3-torch)"
+  die "$TORCH_PYTHON cannot import torch with Gloo; set TORCH_PYTHON to a Python with PyTorch (scripts/setup.sh makes the venv with torch 2.15.0)"
 ((WARMUP_STEPS >= 1 && STEPS > WARMUP_STEPS)) || die "need 1 <= WARMUP_STEPS < STEPS (got $WARMUP_STEPS, $STEPS)"
 ((NPROC >= 2)) || die "NPROC=$NPROC: the benchmark compares NPROC processes with one; use 2 or more"
 
@@ -106,7 +106,7 @@ command_of() {
       echo "$SK_RUN --nproc-per-node=$NPROC $SK_TRAIN ${EXTRA[$base]} --steps=$steps --output_dir='$OUT/runs/$name.$tag'" ;;
     py-ddp)
       echo "'$TORCH_PYTHON' -m torch.distributed.run --nproc_per_node=$NPROC --master_port=$port" \
-           "--redirects=1 --tee=1 '$SRC/bench/ddp/torch_ddp_mlp.py' --hidden_dim=$HIDDEN_DIM" \
+           "'$SRC/bench/ddp/torch_ddp_mlp.py' --hidden_dim=$HIDDEN_DIM" \
            "--num_blocks=$NUM_BLOCKS --expansion=$EXPANSION --batch_size=$BATCH_SIZE --state_dim=$STATE_DIM" \
            "--action_dim=$ACTION_DIM --num_threads=1 --steps=$steps --warmup_steps=$((steps > WARMUP_STEPS ? WARMUP_STEPS : steps - 1))" \
            "--program=$name --out='$OUT/python.$tag.jsonl'" ;;

@@ -1,9 +1,9 @@
 """PyTorch DistributedDataParallel (Gloo, CPU) training loop with the mlp policy's model: the peer of shardkit's ddp.
 
-Start it with torchrun, as many processes as shardkit-run starts shardkit-train; on Debian's
-PyTorch 1.13 and Python 3.11 torchrun needs the redirect flags:
+Start it with torchrun (the SDK venv's, PyTorch 2.15), as many processes as shardkit-run starts
+shardkit-train:
 
-    python3 -m torch.distributed.run --nproc_per_node=2 --master_port=29511 --redirects=1 --tee=1 \
+    python -m torch.distributed.run --nproc_per_node=2 --master_port=29511 \
         bench/ddp/torch_ddp_mlp.py --hidden_dim=256 --num_blocks=2 --batch_size=32 --steps=60
 
 Each process trains the model of bench/torch_mlp.py (the same architecture as shardkit's mlp

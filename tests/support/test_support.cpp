@@ -26,6 +26,8 @@ std::string shell_quote(const std::string& arg) {
   return quoted + "'";
 }
 
+std::string python() { return shell_quote(SHARDKIT_PYTHON); }
+
 ProcessResult run_command(const std::string& command) {
   ProcessResult result;
   FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");

@@ -18,6 +18,10 @@ struct ProcessResult {
 /// Quotes one argument for /bin/sh.
 std::string shell_quote(const std::string& arg);
 
+/// The Python of the SDK's venv (torch 2.15, safetensors, numpy), shell-quoted: the peer
+/// the interop tests compare with.
+std::string python();
+
 /// Runs `command` through /bin/sh with stderr merged into stdout.
 ProcessResult run_command(const std::string& command);
 

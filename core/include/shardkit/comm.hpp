@@ -123,9 +123,13 @@ struct CommInit {
   /// Network interface Gloo binds to (GLOO_SOCKET_IFNAME); empty = resolve the host name,
   /// or loopback when master_addr is a loopback address.
   std::string socket_ifname;
+  /// The torch device this rank computes on ("cpu", "cuda:1"); a CUDA transport binds its
+  /// communicators to it. Default "cpu".
+  std::string device = "cpu";
 
   /// From the runtime and the environment (MASTER_ADDR, MASTER_PORT,
-  /// TORCHELASTIC_USE_AGENT_STORE, TORCHELASTIC_RESTART_COUNT, GLOO_SOCKET_IFNAME).
+  /// TORCHELASTIC_USE_AGENT_STORE, TORCHELASTIC_RESTART_COUNT, GLOO_SOCKET_IFNAME);
+  /// `device` is the runtime's.
   static CommInit from_runtime(const Runtime& runtime, double timeout_s);
 };
 

@@ -15,7 +15,7 @@ namespace shardkit::safetensors {
 DType dtype_of(c10::ScalarType scalar_type);
 
 /// The LibTorch scalar type of a safetensors dtype. Throws FormatError when the LibTorch
-/// in use has none (LibTorch 1.13 lacks U16, U32, U64 and the F8 types).
+/// in use has none (LibTorch 2.15 has a scalar type for every safetensors dtype).
 c10::ScalarType scalar_type_of(DType dtype);
 
 /// A CPU tensor holding a copy of the view's bytes (one memcpy); it owns its memory, so

@@ -15,7 +15,7 @@ namespace shardkit {
 struct GradHookHandle::Impl {
   // Holding the accumulator is what keeps the hook: the parameter itself only keeps a
   // weak reference, and a new accumulator (without our hook) would be made next time.
-  std::shared_ptr<torch::autograd::Node> accumulator;
+  c10::intrusive_ptr<torch::autograd::Node> accumulator;
   std::uintptr_t key = 0;
 
   ~Impl() {

@@ -7,12 +7,6 @@
 #include "shardkit/error.hpp"
 #include "shardkit/safetensors_torch.hpp"
 
-// LibTorch 2.1 added the float8 types and 2.3 the unsigned 16/32/64-bit ones; the
-// Debian LibTorch 1.13 build has neither, so those dtypes are refused there.
-#define SHARDKIT_TORCH_AT_LEAST(major, minor) \
-  (TORCH_VERSION_MAJOR > (major) ||           \
-   (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
-
 namespace shardkit::safetensors {
 
 DType dtype_of(c10::ScalarType scalar_type) {
@@ -27,15 +21,11 @@ DType dtype_of(c10::ScalarType scalar_type) {
     case c10::ScalarType::Float: return DType::F32;
     case c10::ScalarType::Double: return DType::F64;
     case c10::ScalarType::Long: return DType::I64;
-#if SHARDKIT_TORCH_AT_LEAST(2, 1)
     case c10::ScalarType::Float8_e5m2: return DType::F8_E5M2;
     case c10::ScalarType::Float8_e4m3fn: return DType::F8_E4M3;
-#endif
-#if SHARDKIT_TORCH_AT_LEAST(2, 3)
     case c10::ScalarType::UInt16: return DType::U16;
     case c10::ScalarType::UInt32: return DType::U32;
     case c10::ScalarType::UInt64: return DType::U64;
-#endif
     default:
       throw FormatError(std::string("safetensors has no dtype for torch scalar type ") +
                         c10::toString(scalar_type) +
@@ -55,15 +45,11 @@ c10::ScalarType scalar_type_of(DType dtype) {
     case DType::F32: return c10::ScalarType::Float;
     case DType::F64: return c10::ScalarType::Double;
     case DType::I64: return c10::ScalarType::Long;
-#if SHARDKIT_TORCH_AT_LEAST(2, 1)
     case DType::F8_E5M2: return c10::ScalarType::Float8_e5m2;
     case DType::F8_E4M3: return c10::ScalarType::Float8_e4m3fn;
-#endif
-#if SHARDKIT_TORCH_AT_LEAST(2, 3)
     case DType::U16: return c10::ScalarType::UInt16;
     case DType::U32: return c10::ScalarType::UInt32;
     case DType::U64: return c10::ScalarType::UInt64;
-#endif
     default:
       throw FormatError(std::string("safetensors dtype ") + dtype_name(dtype) +
                         " has no scalar type in LibTorch " TORCH_VERSION

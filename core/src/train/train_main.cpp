@@ -12,6 +12,7 @@
 
 #include "shardkit/error.hpp"
 #include "shardkit/logging.hpp"
+#include "device.hpp"
 #include "preemption.hpp"
 #include "trainer.hpp"
 
@@ -124,7 +125,7 @@ void print_help(const Registry& registry, const Schema& schema, const RawConfig&
 int run(int argc, char** argv, bool& multi_process) {
   std::vector<std::string> args(argv + 1, argv + argc);
   const RawConfig flags = parse_flags(args);
-  const Runtime runtime = Runtime::from_environment();
+  Runtime runtime = Runtime::from_environment();
   multi_process = runtime.multi_process();
   set_log_rank(runtime.rank, runtime.world_size);
 
@@ -218,6 +219,10 @@ int run(int argc, char** argv, bool& multi_process) {
     throw ConfigError("--steps=" + std::to_string(config.get_int("steps")) +
                       " is not a multiple of --accelerator.gradient_accumulation.steps=" +
                       std::to_string(accum) + ": the run must end on an optimizer update");
+
+  // The device and its transport are settled before any rank joins the run.
+  runtime.device = train::resolve_device(config.get_string("policy.device"), runtime.local_rank);
+  if (runtime.multi_process()) train::check_comm_device(selection.comm, runtime.device);
 
   train::install_preemption_handler();
   train::Trainer trainer(std::move(config), registry, runtime, selection, mesh, resume_dir);

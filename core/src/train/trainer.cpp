@@ -60,16 +60,6 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   if (threads > 0) torch::set_num_threads(static_cast<int>(threads));
   torch::manual_seed(static_cast<std::uint64_t>(config_.get_int("seed")));
 
-  runtime_.device = config_.get_string("policy.device");
-  if (runtime_.device.rfind("cuda", 0) == 0) {
-    if (!torch::cuda::is_available())
-      throw ConfigError("--policy.device=" + runtime_.device +
-                        ": this LibTorch has no usable CUDA device; use --policy.device=cpu");
-    if (runtime_.device == "cuda") runtime_.device = "cuda:" + std::to_string(runtime_.local_rank);
-  } else if (runtime_.device != "cpu") {
-    throw ConfigError("--policy.device=" + runtime_.device + ": expected cpu or cuda[:N]");
-  }
-
   dataset_ = registry_.create_as<Dataset>("dataset", selection_.dataset,
                                           context_for("dataset", selection_.dataset));
   auto policy_context = context_for("policy", selection_.policy);

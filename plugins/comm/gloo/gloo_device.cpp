@@ -13,7 +13,8 @@
 
 #include <shardkit/error.hpp>
 
-#include "c10d_errors.hpp"
+#include <c10d_errors.hpp>
+#include <shardkit/comm_support.hpp>
 
 namespace shardkit::gloo {
 namespace {
@@ -84,7 +85,7 @@ std::shared_ptr<::gloo::transport::Device> make_device(const std::string& ifname
     throw RuntimeError("gloo cannot create its network device" +
                        (ifname.empty() ? std::string(" for the route to ") + master_addr
                                        : " on GLOO_SOCKET_IFNAME=" + ifname) +
-                       ": " + current_message() +
+                       ": " + c10d_common::current_message() +
                        "; set GLOO_SOCKET_IFNAME to the interface that reaches the other nodes");
   }
 }

@@ -11,7 +11,9 @@ TEST_CASE("shardkit-env reports versions and the built-in plugins", "[apps][env]
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.output, "shardkit 0."));
-  CHECK(contains(r.output, "LibTorch 1.13"));
+  CHECK(contains(r.output, "LibTorch 2.15.0"));
+  CHECK(contains(r.output, "CPU capability:"));
+  CHECK(contains(r.output, "BLAS:"));
   CHECK(contains(r.output, "_GLIBCXX_USE_CXX11_ABI"));
   for (const auto* plugin : {"policy 'mlp'", "dataset 'synthetic'", "backend 'single'",
                              "checkpoint_format 'safetensors'"})
@@ -28,7 +30,7 @@ TEST_CASE("shardkit-env --json is one JSON object with the plugins", "[apps][env
   CHECK(contains(r.output, "\"mlp\""));
   // Valid JSON according to Python's parser.
   const auto check = run_command("'" + std::string(SHARDKIT_BIN_DIR) +
-                                 "/shardkit-env' --json | python3 -c 'import json,sys; "
+                                 "/shardkit-env' --json | " + python() + " -c 'import json,sys; "
                                  "d=json.load(sys.stdin); print(\"ok\", len(str(d)))'");
   INFO(check.output);
   CHECK(check.exit_code == 0);

@@ -24,6 +24,15 @@ TEST_CASE("a sharded mesh reaches the backend registry: fsdp is not installed ye
   CHECK(contains(r.output, "ddp"));  // the unknown-plugin message lists what exists
 }
 
+TEST_CASE("--distributed.comm=nccl on CPU tensors is refused at start, before joining") {
+  TempDir dir("sk-bad-nccl");
+  const auto r = launch(2, tiny_run(dir / "run", {"--steps=5", "--distributed.comm=nccl"}));
+  INFO(r.output);
+  CHECK(r.exit_code != 0);
+  CHECK(contains(r.output, "--distributed.comm=nccl moves CUDA tensors only, but this run computes on cpu"));
+  CHECK_FALSE(fs::exists(dir / "run/metrics.jsonl"));
+}
+
 TEST_CASE("options of another backend are refused naming the selected one") {
   TempDir dir("sk-bad-ns");
   const auto r = launch(2, tiny_run(dir / "run", {"--steps=5", "--accelerator.fsdp.reshard_after_forward=true"}));

@@ -86,7 +86,7 @@ TEST_CASE("MASTER_PORT is where the launcher's store listens while workers run",
   TempDir dir("shardkit-run-port");
   const auto script = write_script(
       dir, "connect.sh",
-      "python3 -c 'import os, socket; socket.create_connection((os.environ[\"MASTER_ADDR\"], "
+      python() + " -c 'import os, socket; socket.create_connection((os.environ[\"MASTER_ADDR\"], "
       "int(os.environ[\"MASTER_PORT\"])), timeout=10).close(); print(\"connected\")'");
   const auto r = run_launcher("--nproc-per-node=1 --master-port=0 " + shell_quote(script));
   INFO(r.output);

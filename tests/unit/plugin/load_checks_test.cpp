@@ -68,6 +68,12 @@ TEST_CASE("another LibTorch version is refused with both versions", "[plugin][lo
                                           "LibTorch ") + TORCH_VERSION);
 }
 
+TEST_CASE("a plugin built against LibTorch 1.13 (the old Debian SDK) is refused", "[plugin][loader]") {
+  REQUIRE(std::string(TORCH_VERSION) == "2.15.0");
+  expect_refused("torch_1_13", "built against LibTorch 1.13.1, this shardkit runs LibTorch 2.15.0; "
+                               "rebuild the plugin against the same LibTorch");
+}
+
 TEST_CASE("the other LibTorch flavour (CUDA or CPU) is refused", "[plugin][loader]") {
   const bool host_cuda = shardkit::host_abi().torch_cuda != 0;
   expect_refused("bad_cuda", std::string("built against ") +

@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include "safetensors_test_support.hpp"
+#include "test_support.hpp"
 #include "shardkit/safetensors.hpp"
 
 namespace st = shardkit::safetensors;
@@ -90,10 +91,10 @@ std::string quoted(const std::string& text) { return "'" + text + "'"; }
 TEST_CASE("files round-trip with the reference Python safetensors library",
           "[safetensors][python]") {
   std::string probe;
-  if (run("python3 -c 'import safetensors, numpy'", &probe) != 0) {
+  if (run(shardkit::test::python() + " -c 'import safetensors, numpy'", &probe) != 0) {
     FAIL(
-        "python3 cannot import safetensors and numpy, which this test needs to compare with the "
-        "reference implementation: run `pip install safetensors numpy`.\n"
+        "the SDK venv's Python cannot import safetensors and numpy, which this test needs to "
+        "compare with the reference implementation: run scripts/setup.sh.\n"
         << probe);
   }
   const std::vector<Expected> tensors = expected_tensors();
@@ -110,7 +111,7 @@ TEST_CASE("files round-trip with the reference Python safetensors library",
       std::string(SHARDKIT_SOURCE_DIR) + "/tests/unit/safetensors/interop.py";
   std::string output;
   const int status =
-      run("python3 " + quoted(script) + " " + quoted(ours) + " " + quoted(theirs), &output);
+      run(shardkit::test::python() + " " + quoted(script) + " " + quoted(ours) + " " + quoted(theirs), &output);
   INFO(output);
   REQUIRE(status == 0);
   REQUIRE_THAT(output, Catch::StartsWith("OK"));

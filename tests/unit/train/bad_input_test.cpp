@@ -46,6 +46,26 @@ TEST_CASE("malformed config files give line and column", "[train][errors]") {
   CHECK(contains(r.output, "bad.toml:2"));
 }
 
+TEST_CASE("--policy.device=cuda without a usable GPU names what is missing", "[train][errors]") {
+  TempDir tmp;
+  const auto r = run_program("shardkit-train", small_run(tmp / "run", {"--policy.device=cuda"}));
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "--policy.device=cuda: "));
+  // A CUDA LibTorch on a machine without GPU, or a CPU-only LibTorch: each says which.
+  CHECK((contains(r.output, "no CUDA device is visible") || contains(r.output, "CPU-only build")));
+  CHECK(contains(r.output, "--policy.device=cpu"));
+  CHECK_FALSE(fs::exists(tmp / "run"));
+}
+
+TEST_CASE("a malformed --policy.device is refused with the accepted forms", "[train][errors]") {
+  TempDir tmp;
+  const auto r = run_program("shardkit-train", small_run(tmp / "run", {"--policy.device=gpu0"}));
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "--policy.device=gpu0: expected cpu, cuda (cuda:LOCAL_RANK per process) or cuda:N"));
+}
+
 const std::string kFixtures = SHARDKIT_FIXTURE_DIR;
 
 TEST_CASE("options of a plugin that is not selected are refused", "[train][errors]") {

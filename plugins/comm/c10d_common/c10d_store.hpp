@@ -8,18 +8,20 @@
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
+#include <spdlog/logger.h>
+
 #include <shardkit/comm.hpp>
 
-namespace shardkit::gloo {
+namespace shardkit::c10d_common {
 
 /// A c10d store behind the SDK interface. Blocking waits poll check() instead of using
 /// c10d's own timed wait: a timed-out TCPStore wait leaves a stale reply on the socket,
 /// and polling lets the caller learn which keys are missing. set() returns once the
 /// server holds the key (c10d's returns before), so a peer told afterwards sees it.
-class GlooStore final : public shardkit::Store {
+class C10dStore final : public shardkit::Store {
  public:
   /// `where` is "host:port" for messages; `prefix` what with_prefix() added so far.
-  GlooStore(c10::intrusive_ptr<c10d::Store> store, std::string where,
+  C10dStore(c10::intrusive_ptr<c10d::Store> store, std::string where,
             std::chrono::milliseconds timeout, std::string prefix = "");
 
   void set(const std::string& key, const std::string& value) override;
@@ -30,7 +32,7 @@ class GlooStore final : public shardkit::Store {
   std::shared_ptr<shardkit::Store> with_prefix(const std::string& prefix) override;
 
   /// The same store with a prefix, typed (for building process groups on it).
-  std::shared_ptr<GlooStore> prefixed(const std::string& prefix) const;
+  std::shared_ptr<C10dStore> prefixed(const std::string& prefix) const;
   /// The keys of `keys` that do not exist yet.
   std::vector<std::string> missing(const std::vector<std::string>& keys);
 
@@ -51,12 +53,19 @@ class GlooStore final : public shardkit::Store {
 /// Hosts a TCPStore server on `port` of every interface (0 = a free port) and stores
 /// the port it bound in `bound_port`. Throws RuntimeError(`busy_message`) when the port
 /// is taken.
-std::shared_ptr<GlooStore> host_tcp_store(int port, std::chrono::milliseconds timeout,
+std::shared_ptr<C10dStore> host_tcp_store(int port, std::chrono::milliseconds timeout,
                                           const std::string& busy_message, int* bound_port);
 /// Joins the TCPStore at host:port, retrying until `timeout` while nobody listens yet.
 /// `who_hosts` completes the message when it cannot be reached ("rank 0 hosts it").
-std::shared_ptr<GlooStore> connect_tcp_store(const std::string& host, int port,
+std::shared_ptr<C10dStore> connect_tcp_store(const std::string& host, int port,
                                              std::chrono::milliseconds timeout,
                                              const std::string& who_hosts);
 
-}  // namespace shardkit::gloo
+/// The run's store. With init.use_agent_store, the launcher's TCPStore joined as a client
+/// under "/worker/attempt_<restart_count>" (what torch.distributed does under torchrun);
+/// otherwise rank 0 hosts it at master_port and the others join it. `transport` names
+/// the plugin in debug lines.
+std::shared_ptr<C10dStore> join_run_store(const std::string& transport, const CommInit& init,
+                                          const std::shared_ptr<spdlog::logger>& log);
+
+}  // namespace shardkit::c10d_common

@@ -1,11 +1,9 @@
-// One-line messages from c10d and Gloo exceptions.
+// One-line messages from c10d exceptions.
 #include "c10d_errors.hpp"
 
 #include <c10/util/Exception.h>
 
-#include <cstdio>
-
-namespace shardkit::gloo {
+namespace shardkit::c10d_common {
 
 std::string message_of(const std::exception& error) {
   if (const auto* c10_error = dynamic_cast<const c10::Error*>(&error)) {
@@ -33,12 +31,4 @@ bool is_address_in_use(const std::string& message) {
          message.find("errno: 98") != std::string::npos;
 }
 
-std::string seconds_text(std::chrono::milliseconds timeout) {
-  const auto ms = timeout.count();
-  if (ms % 1000 == 0) return std::to_string(ms / 1000) + " s";
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.3g s", static_cast<double>(ms) / 1000.0);
-  return text;
-}
-
-}  // namespace shardkit::gloo
+}  // namespace shardkit::c10d_common

@@ -1,5 +1,5 @@
 // The store adapter and TCPStore hosting/joining, with messages naming the key, address and timeout.
-#include "gloo_store.hpp"
+#include "c10d_store.hpp"
 
 #include <algorithm>
 #include <thread>
@@ -7,27 +7,28 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <shardkit/comm_support.hpp>
 #include <shardkit/error.hpp>
 
 #include "c10d_errors.hpp"
 
-namespace shardkit::gloo {
+namespace shardkit::c10d_common {
 
-GlooStore::GlooStore(c10::intrusive_ptr<c10d::Store> store, std::string where,
+C10dStore::C10dStore(c10::intrusive_ptr<c10d::Store> store, std::string where,
                      std::chrono::milliseconds timeout, std::string prefix)
     : store_(std::move(store)), where_(std::move(where)), timeout_(timeout),
       prefix_(std::move(prefix)) {}
 
-std::string GlooStore::full_key(const std::string& key) const {
+std::string C10dStore::full_key(const std::string& key) const {
   return prefix_.empty() ? key : prefix_ + "/" + key;
 }
 
-void GlooStore::fail(const std::string& what, const std::string& key) const {
+void C10dStore::fail(const std::string& what, const std::string& key) const {
   throw RuntimeError("store at " + where_ + ": " + what + " of key '" + full_key(key) +
                      "' failed: " + current_message());
 }
 
-void GlooStore::set(const std::string& key, const std::string& value) {
+void C10dStore::set(const std::string& key, const std::string& value) {
   try {
     store_->set(key, std::vector<std::uint8_t>(value.begin(), value.end()));
     // TCPStore's SET gets no reply; a check on the same connection returns only after the
@@ -38,7 +39,7 @@ void GlooStore::set(const std::string& key, const std::string& value) {
   }
 }
 
-std::string GlooStore::get(const std::string& key) {
+std::string C10dStore::get(const std::string& key) {
   wait({key}, timeout_);
   try {
     const auto bytes = store_->get(key);
@@ -48,7 +49,7 @@ std::string GlooStore::get(const std::string& key) {
   }
 }
 
-std::int64_t GlooStore::add(const std::string& key, std::int64_t delta) {
+std::int64_t C10dStore::add(const std::string& key, std::int64_t delta) {
   try {
     return store_->add(key, delta);
   } catch (...) {
@@ -56,7 +57,7 @@ std::int64_t GlooStore::add(const std::string& key, std::int64_t delta) {
   }
 }
 
-bool GlooStore::check(const std::vector<std::string>& keys) {
+bool C10dStore::check(const std::vector<std::string>& keys) {
   try {
     return store_->check(keys);
   } catch (...) {
@@ -64,14 +65,14 @@ bool GlooStore::check(const std::vector<std::string>& keys) {
   }
 }
 
-std::vector<std::string> GlooStore::missing(const std::vector<std::string>& keys) {
+std::vector<std::string> C10dStore::missing(const std::vector<std::string>& keys) {
   std::vector<std::string> absent;
   for (const auto& key : keys)
     if (!check({key})) absent.push_back(key);
   return absent;
 }
 
-void GlooStore::wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
+void C10dStore::wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   auto pause = std::chrono::milliseconds(1);
   while (!check(keys)) {
@@ -88,16 +89,16 @@ void GlooStore::wait(const std::vector<std::string>& keys, std::chrono::millisec
   }
 }
 
-std::shared_ptr<GlooStore> GlooStore::prefixed(const std::string& prefix) const {
-  return std::make_shared<GlooStore>(c10::make_intrusive<c10d::PrefixStore>(prefix, store_),
+std::shared_ptr<C10dStore> C10dStore::prefixed(const std::string& prefix) const {
+  return std::make_shared<C10dStore>(c10::make_intrusive<c10d::PrefixStore>(prefix, store_),
                                      where_, timeout_, full_key(prefix));
 }
 
-std::shared_ptr<shardkit::Store> GlooStore::with_prefix(const std::string& prefix) {
+std::shared_ptr<shardkit::Store> C10dStore::with_prefix(const std::string& prefix) {
   return prefixed(prefix);
 }
 
-std::shared_ptr<GlooStore> host_tcp_store(int port, std::chrono::milliseconds timeout,
+std::shared_ptr<C10dStore> host_tcp_store(int port, std::chrono::milliseconds timeout,
                                           const std::string& busy_message, int* bound_port) {
   if (port < 0 || port > 65535)
     throw ConfigError("store port " + std::to_string(port) + " is not in 0..65535");
@@ -111,7 +112,7 @@ std::shared_ptr<GlooStore> host_tcp_store(int port, std::chrono::milliseconds ti
     auto store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", options);
     const int bound = store->getPort();
     if (bound_port) *bound_port = bound;
-    return std::make_shared<GlooStore>(store, "127.0.0.1:" + std::to_string(bound), timeout);
+    return std::make_shared<C10dStore>(store, "127.0.0.1:" + std::to_string(bound), timeout);
   } catch (...) {
     const auto message = current_message();
     if (is_address_in_use(message)) throw RuntimeError(busy_message);
@@ -120,7 +121,7 @@ std::shared_ptr<GlooStore> host_tcp_store(int port, std::chrono::milliseconds ti
   }
 }
 
-std::shared_ptr<GlooStore> connect_tcp_store(const std::string& host, int port,
+std::shared_ptr<C10dStore> connect_tcp_store(const std::string& host, int port,
                                              std::chrono::milliseconds timeout,
                                              const std::string& who_hosts) {
   if (port <= 0 || port > 65535)
@@ -132,7 +133,7 @@ std::shared_ptr<GlooStore> connect_tcp_store(const std::string& host, int port,
   options.timeout = timeout;
   const auto where = host + ":" + std::to_string(port);
   try {
-    return std::make_shared<GlooStore>(c10::make_intrusive<c10d::TCPStore>(host, options),
+    return std::make_shared<C10dStore>(c10::make_intrusive<c10d::TCPStore>(host, options),
                                        where, timeout);
   } catch (...) {
     throw RuntimeError("cannot reach the rendezvous store at " + where + " within " +
@@ -140,4 +141,29 @@ std::shared_ptr<GlooStore> connect_tcp_store(const std::string& host, int port,
   }
 }
 
-}  // namespace shardkit::gloo
+std::shared_ptr<C10dStore> join_run_store(const std::string& transport, const CommInit& init,
+                                          const std::shared_ptr<spdlog::logger>& log) {
+  const auto where = init.master_addr + ":" + std::to_string(init.master_port);
+  if (init.use_agent_store) {
+    if (log) log->debug("{}: joining the launcher's store at {}", transport, where);
+    auto store = connect_tcp_store(init.master_addr, init.master_port, init.timeout,
+                                   "the launcher hosts it (TORCHELASTIC_USE_AGENT_STORE=True); "
+                                   "is it still running, and can this node reach it?");
+    return store->prefixed("/worker/attempt_" + std::to_string(init.restart_count));
+  }
+  if (init.rank == 0) {
+    if (log) log->debug("{}: rank 0 hosts the store on port {}", transport, init.master_port);
+    return host_tcp_store(init.master_port, init.timeout,
+                          "MASTER_PORT=" + std::to_string(init.master_port) +
+                              " is already in use on " + init.master_addr +
+                              ": another run is using it; choose another port (shardkit-run "
+                              "--master-port=0 picks a free one)",
+                          nullptr);
+  }
+  if (log) log->debug("{}: joining the store rank 0 hosts at {}", transport, where);
+  return connect_tcp_store(init.master_addr, init.master_port, init.timeout,
+                           "rank 0 hosts it: check that rank 0 was started and that this node "
+                           "can reach MASTER_ADDR:MASTER_PORT");
+}
+
+}  // namespace shardkit::c10d_common
