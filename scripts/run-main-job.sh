@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
-scripts/setup.sh "$BUILD_DIR"
+# Only what the run needs (the apps and the built-in plugins); the test command builds the rest.
+SHARDKIT_BUILD_TARGETS=${SHARDKIT_BUILD_TARGETS:-shardkit_all_apps_and_plugins} scripts/setup.sh "$BUILD_DIR"
 OUT=${OUTPUT_DIR:-outputs/train/main-job-$(date +%Y%m%d-%H%M%S)}
 "$BUILD_DIR"/bin/shardkit-run --nproc-per-node="${NPROC:-2}" --master-port=0 \
   "$BUILD_DIR"/bin/shardkit-train --steps=2000 --batch_size=8 --log_freq=100 --save_freq=500 \

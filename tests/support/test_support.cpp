@@ -158,6 +158,10 @@ bool BackgroundProcess::wait(double timeout_s) {
       timeout_s);
 }
 
+bool BackgroundProcess::wait_for(const std::function<bool()>& condition, double timeout_s) {
+  return wait_until([&] { return condition() || wait(0); }, timeout_s) && condition();
+}
+
 std::string BackgroundProcess::output() const { return slurp(log_); }
 
 bool wait_until(const std::function<bool()>& condition, double timeout_s) {

@@ -77,6 +77,9 @@ class BackgroundProcess {
   void signal(int signal) const;
   /// Waits up to `timeout_s`; returns false (process still running) on timeout.
   bool wait(double timeout_s);
+  /// Polls `condition` for up to `timeout_s` while the process runs; returns false as soon
+  /// as the process has ended without it (a run that failed at start is not waited for).
+  bool wait_for(const std::function<bool()>& condition, double timeout_s);
   /// Exit code (128+signal when killed) once wait() returned true.
   int exit_code() const { return exit_code_; }
   /// Output so far.

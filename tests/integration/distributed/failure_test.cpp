@@ -28,7 +28,9 @@ TEST_CASE("a SIGKILLed rank stops every process with an error naming it, leaving
   // Long enough that it is still running when killed; the test's timeout is 20 s.
   BackgroundProcess run(launch_command(2, tiny_run(out, {"--steps=1000000", "--batch_size=4", "--log_freq=50",
                                                          "--save_checkpoint=false", "--distributed.timeout_s=20"})));
-  REQUIRE(wait_until([&] { return fs::exists(out + "/metrics.jsonl"); }, 120));
+  const bool started = run.wait_for([&] { return fs::exists(out + "/metrics.jsonl"); }, 120);
+  INFO(run.output());
+  REQUIRE(started);
   const int victim = worker_pid(out, 1);
   REQUIRE(victim > 0);
   ::kill(victim, SIGKILL);
@@ -56,7 +58,9 @@ TEST_CASE("with --max-restarts=1 a killed run completes from its last checkpoint
 
   const auto out = dir / "run";
   BackgroundProcess run(launch_command(2, tiny_run(out, common), {"--max-restarts=1"}));
-  REQUIRE(wait_until([&] { return fs::exists(out + "/checkpoints/last"); }, 120));
+  const bool saved = run.wait_for([&] { return fs::exists(out + "/checkpoints/last"); }, 120);
+  INFO(run.output());
+  REQUIRE(saved);
   const int victim = worker_pid(out, 1);
   if (victim < 0) {
     REQUIRE(run.wait(120));  // finished before we could kill a rank: nothing to test

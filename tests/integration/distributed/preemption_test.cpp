@@ -14,7 +14,9 @@ TEST_CASE("SIGTERM to the launcher produces a complete checkpoint and a clean ex
   const auto out = dir / "run";
   BackgroundProcess run(launch_command(2, tiny_run(out, {"--steps=1000000", "--batch_size=4", "--log_freq=100",
                                                          "--save_freq=1000000"})));
-  REQUIRE(wait_until([&] { return fs::exists(out + "/metrics.jsonl"); }, 120));
+  const bool started = run.wait_for([&] { return fs::exists(out + "/metrics.jsonl"); }, 120);
+  INFO(run.output());
+  REQUIRE(started);
   run.signal(SIGTERM);
   const bool finished = run.wait(120);
   INFO(run.output());
