@@ -43,10 +43,9 @@ HAVE_SAFETENSORS=1
 "$TORCH_PYTHON" -c 'import safetensors.torch' 2>/dev/null || HAVE_SAFETENSORS=0
 
 # --- build -------------------------------------------------------------------------------
-if [[ ! -f "$BUILD/CMakeCache.txt" ]]; then
-  GEN=(); command -v ninja >/dev/null && GEN=(-G Ninja)
-  cmake -S "$SRC" -B "$BUILD" "${GEN[@]}" -DSHARDKIT_BUILD_BENCH=ON >&2
-elif ! grep -q '^SHARDKIT_BUILD_BENCH:BOOL=ON' "$BUILD/CMakeCache.txt"; then
+# Configured (against the venv's LibTorch 2.15) and built by the set-up script.
+[[ -f "$BUILD/CMakeCache.txt" ]] || SHARDKIT_BUILD_TARGETS=shardkit_bench "$SRC/scripts/setup.sh" "$BUILD" >&2
+if ! grep -q '^SHARDKIT_BUILD_BENCH:BOOL=ON' "$BUILD/CMakeCache.txt"; then
   cmake -S "$SRC" -B "$BUILD" -DSHARDKIT_BUILD_BENCH=ON >&2
 fi
 cmake --build "$BUILD" --target shardkit_bench -j"$JOBS" >&2

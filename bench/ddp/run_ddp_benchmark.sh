@@ -57,10 +57,9 @@ command -v hyperfine >/dev/null || die "hyperfine is not installed (apt-get inst
 ((NPROC >= 2)) || die "NPROC=$NPROC: the benchmark compares NPROC processes with one; use 2 or more"
 
 if [[ "$BUILD_FIRST" = 1 ]]; then
-  if [[ ! -f "$BUILD/CMakeCache.txt" ]]; then
-    GEN=(); command -v ninja >/dev/null && GEN=(-G Ninja)
-    cmake -S "$SRC" -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
-  fi
+  # Configured (against the venv's LibTorch 2.15) by the set-up script.
+  [[ -f "$BUILD/CMakeCache.txt" ]] ||
+    SHARDKIT_BUILD_TARGETS=shardkit_all_apps_and_plugins "$SRC/scripts/setup.sh" "$BUILD" >&2
   cmake --build "$BUILD" --target shardkit_all_apps_and_plugins -j"$JOBS" >&2
 fi
 BIN="$BUILD/bin"
