@@ -1,0 +1,96 @@
+// The `dcp` checkpoint format end to end: PyTorch reads it, resume at other world sizes, bad files.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "../distributed/launch.hpp"
+
+using namespace shardkit::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// Two identical 2-rank runs of 20 steps, one saving safetensors and one dcp, at steps 10 and 20.
+struct TwinRuns {
+  TempDir dir{"sk-dcp"};
+  std::string st = dir / "st", dcp = dir / "dcp";
+  TwinRuns() {
+    for (const auto& [out, format] : {std::pair{st, "safetensors"}, std::pair{dcp, "dcp"}}) {
+      const auto r = launch(2, tiny_run(out, {"--steps=20", "--save_freq=10", "--batch_size=4",
+                                              std::string("--checkpoint_format=") + format}));
+      INFO(r.output);
+      REQUIRE(r.exit_code == 0);
+    }
+  }
+};
+
+/// Resumes a copy of `run` holding only its checkpoint 000010, on `nproc` processes, to step 16.
+std::vector<std::string> resume_copy(const std::string& run, const std::string& to, int nproc) {
+  fs::copy(run, to, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  fs::remove_all(to + "/checkpoints/000020");
+  fs::remove(to + "/checkpoints/last");
+  fs::create_directory_symlink("000010", to + "/checkpoints/last");
+  const auto r = launch(nproc, {"--resume=true", "--output_dir=" + to, "--steps=16"});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.output, "resumed from"));
+  std::vector<std::string> out;
+  for (const auto& line : read_metrics(to)) out.push_back(line.raw.at("loss"));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a 2-rank dcp checkpoint opens with PyTorch's dcp.load, equal to the safetensors one") {
+  TwinRuns runs;
+  const auto step = "/checkpoints/000020";
+  CHECK(fs::is_regular_file(runs.dcp + step + "/pretrained_model/pytorch_model_fsdp_0/.metadata"));
+  CHECK(fs::is_regular_file(runs.dcp + step + "/pretrained_model/pytorch_model_fsdp_0/__0_0.distcp"));
+  CHECK(fs::is_regular_file(runs.dcp + step + "/training_state/optimizer_0/.metadata"));
+  CHECK_FALSE(fs::exists(runs.dcp + step + "/pretrained_model/model.safetensors"));
+  const auto r = run_command(python() + " " +
+                             shell_quote(std::string(SHARDKIT_SOURCE_DIR) +
+                                         "/tests/integration/checkpoint/dcp_compare.py") +
+                             " " + shell_quote(runs.dcp + step) + " " + shell_quote(runs.st + step));
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.output, "OK "));
+}
+
+TEST_CASE("dcp resumes exactly as safetensors does, on the same and on other world sizes") {
+  TwinRuns runs;
+  for (const int nproc : {2, 1, 3}) {
+    INFO(nproc << " processes");
+    const auto tag = std::to_string(nproc);
+    const auto from_st = resume_copy(runs.st, runs.dir / ("st-" + tag), nproc);
+    const auto from_dcp = resume_copy(runs.dcp, runs.dir / ("dcp-" + tag), nproc);
+    REQUIRE(from_dcp.size() == 16);
+    CHECK(from_dcp == from_st);  // the same digits: the same weights and optimizer state loaded
+  }
+  // Same topology: also the uninterrupted run's own losses.
+  const auto full = read_metrics(runs.dcp);
+  const auto two = read_metrics(runs.dir / "dcp-2");
+  for (std::size_t i = 10; i < 16; ++i) CHECK(two[i].raw.at("loss") == full[i].raw.at("loss"));
+}
+
+TEST_CASE("a damaged dcp checkpoint is refused naming the file and entry") {
+  TwinRuns runs;
+  const auto copy = runs.dir / "damaged";
+  fs::copy(runs.dcp, copy, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  const auto data = copy + "/checkpoints/000020/pretrained_model/pytorch_model_fsdp_0/__0_0.distcp";
+  fs::resize_file(data, fs::file_size(data) / 2);
+  auto r = launch(1, {"--resume=true", "--output_dir=" + copy, "--steps=30"});
+  INFO(r.output);
+  CHECK(r.exit_code != 0);
+  CHECK(contains(r.output, "__0_0.distcp (item of 'model."));
+  CHECK(contains(r.output, "outside the file"));
+
+  const auto meta = copy + "/checkpoints/000020/pretrained_model/pytorch_model_fsdp_0/.metadata";
+  // A pickle that names os.system (protocol 2, GLOBAL opcode): refused, never called.
+  std::ofstream(meta, std::ios::binary) << "\x80\x02" "cos\nsystem\n" "(S'echo pwned'\ntR.";
+  r = launch(1, {"--resume=true", "--output_dir=" + copy, "--steps=30"});
+  INFO(r.output);
+  CHECK(r.exit_code != 0);
+  CHECK(contains(r.output, "os.system"));
+}
