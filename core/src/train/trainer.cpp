@@ -177,9 +177,6 @@ void Trainer::resume_from(const std::string& dir) {
     throw ConfigError("the checkpoint in " + dir + " is at step " + std::to_string(record.step) +
                       " and --steps=" + std::to_string(steps_) +
                       "; pass a larger --steps to train further");
-  if (!format_->has_model(dir))
-    throw FormatError(dir + " holds no model weights in the '" + selection_.checkpoint_format +
-                      "' format; pass the --checkpoint_format it was saved with");
   load_state(dir, /*with_optimizer=*/true);
   load_rng_state(rng_state_path(dir, runtime_.rank, /*for_load=*/true));
 
@@ -205,18 +202,43 @@ void Trainer::resume_from(const std::string& dir) {
 void Trainer::load_weights(const std::string& pretrained_dir) {
   const auto root = fs::path(pretrained_dir).lexically_normal();
   const auto checkpoint = (root.filename().empty() ? root.parent_path() : root).parent_path();
-  if (!format_->has_model(checkpoint.string()))
-    throw ConfigError("--policy.path=" + pretrained_dir + " holds no model weights in the '" +
-                      selection_.checkpoint_format + "' format");
+  if (!format_of(checkpoint.string()))
+    throw ConfigError("--policy.path=" + pretrained_dir + " holds no model weights in any "
+                      "checkpoint format this shardkit has (" + formats_known() + ")");
   load_state(checkpoint.string(), /*with_optimizer=*/false);
   logger()->info("loaded weights from {}", pretrained_dir);
 }
 
+std::shared_ptr<CheckpointFormat> Trainer::format_of(const std::string& dir) const {
+  if (format_->has_model(dir)) return format_;
+  for (const auto& name : registry_.names("checkpoint_format")) {
+    if (name == selection_.checkpoint_format) continue;
+    auto other = registry_.create_as<CheckpointFormat>("checkpoint_format", name,
+                                                       context_for("checkpoint_format", name));
+    if (other->has_model(dir)) {
+      logger()->info("{} was saved in the '{}' format: loading it as such (new checkpoints use "
+                     "--checkpoint_format={})", dir, name, selection_.checkpoint_format);
+      return other;
+    }
+  }
+  return nullptr;
+}
+
+std::string Trainer::formats_known() const {
+  std::string names;
+  for (const auto& name : registry_.names("checkpoint_format")) names += (names.empty() ? "" : ", ") + name;
+  return names;
+}
+
 void Trainer::load_state(const std::string& dir, bool with_optimizer) {
+  const auto format = format_of(dir);
+  if (!format)
+    throw FormatError(dir + " holds no model weights in any checkpoint format this shardkit has (" +
+                      formats_known() + "); is it a complete checkpoint?");
   ShardedState wanted;
   backend_->model_state(wanted);
   if (with_optimizer) optimizer_->state(wanted);
-  format_->load(wanted, dir, runtime_);
+  format->load(wanted, dir, runtime_);
   backend_->model_state_loaded();
 }
 

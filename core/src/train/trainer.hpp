@@ -41,6 +41,12 @@ class Trainer {
   std::string output_dir_problem() const;
   void resume_from(const std::string& dir);
   void load_weights(const std::string& pretrained_dir);
+  /// The format checkpoint folder `dir` was saved in, detected from its files: the
+  /// selected one when it holds the model there, else the first other format that does
+  /// (a run may swap --checkpoint_format between save and resume). nullptr when none.
+  std::shared_ptr<CheckpointFormat> format_of(const std::string& dir) const;
+  /// "dcp, safetensors": the checkpoint formats found, for messages.
+  std::string formats_known() const;
   /// Fills the model (and optimizer) state in place from checkpoint folder `dir`.
   void load_state(const std::string& dir, bool with_optimizer);
   void save_checkpoint(std::int64_t step);

@@ -26,12 +26,15 @@ struct TwinRuns {
 };
 
 /// Resumes a copy of `run` holding only its checkpoint 000010, on `nproc` processes, to step 16.
-std::vector<std::string> resume_copy(const std::string& run, const std::string& to, int nproc) {
+std::vector<std::string> resume_copy(const std::string& run, const std::string& to, int nproc,
+                                     const std::vector<std::string>& extra = {}) {
   fs::copy(run, to, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
   fs::remove_all(to + "/checkpoints/000020");
   fs::remove(to + "/checkpoints/last");
   fs::create_directory_symlink("000010", to + "/checkpoints/last");
-  const auto r = launch(nproc, {"--resume=true", "--output_dir=" + to, "--steps=16"});
+  std::vector<std::string> args = {"--resume=true", "--output_dir=" + to, "--steps=16"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const auto r = launch(nproc, args);
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.output, "resumed from"));
@@ -74,6 +77,19 @@ TEST_CASE("dcp resumes exactly as safetensors does, on the same and on other wor
   for (std::size_t i = 10; i < 16; ++i) CHECK(two[i].raw.at("loss") == full[i].raw.at("loss"));
 }
 
+TEST_CASE("the checkpoint format may change between save and resume: detected from the files") {
+  TwinRuns runs;
+  const auto reference = resume_copy(runs.st, runs.dir / "st-2", 2);
+  // dcp -> safetensors: loaded as dcp (with a notice), later checkpoints written as safetensors.
+  const auto dcp_to_st = resume_copy(runs.dcp, runs.dir / "to-st", 2, {"--checkpoint_format=safetensors"});
+  CHECK(dcp_to_st == reference);
+  CHECK(fs::is_regular_file(runs.dir / "to-st/checkpoints/000016/pretrained_model/model.safetensors"));
+  // safetensors -> dcp.
+  const auto st_to_dcp = resume_copy(runs.st, runs.dir / "to-dcp", 2, {"--checkpoint_format=dcp"});
+  CHECK(st_to_dcp == reference);
+  CHECK(fs::is_regular_file(runs.dir / "to-dcp/checkpoints/000016/pretrained_model/pytorch_model_fsdp_0/.metadata"));
+}
+
 TEST_CASE("a damaged dcp checkpoint is refused naming the file and entry") {
   TwinRuns runs;
   const auto copy = runs.dir / "damaged";
@@ -93,4 +109,36 @@ TEST_CASE("a damaged dcp checkpoint is refused naming the file and entry") {
   INFO(r.output);
   CHECK(r.exit_code != 0);
   CHECK(contains(r.output, "os.system"));
+}
+
+TEST_CASE("a DCP checkpoint PyTorch wrote from 2 sharded ranks loads with --policy.path") {
+  TempDir dir("sk-torch-dcp");
+  const auto st = dir / "st";
+  auto r = launch(2, tiny_run(st, {"--steps=10", "--save_freq=10", "--batch_size=4"}));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto pretrained = st + "/checkpoints/000010/pretrained_model";
+  // PyTorch writes the same weights as FSDP2 shards (dim 0 split over 2 ranks).
+  const auto theirs = dir / "theirs/pretrained_model";
+  fs::create_directories(theirs);
+  fs::copy_file(pretrained + "/config.json", theirs + "/config.json");
+  r = run_command(python() + " -m torch.distributed.run --standalone --nproc-per-node=2 " +
+                  shell_quote(std::string(SHARDKIT_SOURCE_DIR) + "/tests/integration/checkpoint/torch_dcp_save.py") +
+                  " " + shell_quote(pretrained + "/model.safetensors") + " " + shell_quote(theirs));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(fs::is_regular_file(theirs + "/pytorch_model_fsdp_0/__1_0.distcp"));
+  // Fine-tuning from their folder and from ours gives the same numbers.
+  const auto from_ours = dir / "from-ours", from_theirs = dir / "from-theirs";
+  r = run_program("shardkit-train", tiny_run(from_ours, {"--steps=5", "--batch_size=4", "--policy.path=" + pretrained}));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  r = run_program("shardkit-train", tiny_run(from_theirs, {"--steps=5", "--batch_size=4", "--policy.path=" + theirs,
+                                                           "--checkpoint_format=dcp"}));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto a = read_metrics(from_ours), b = read_metrics(from_theirs);
+  REQUIRE(a.size() == 5);
+  REQUIRE(b.size() == a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) CHECK(b[i].raw.at("loss") == a[i].raw.at("loss"));
 }
