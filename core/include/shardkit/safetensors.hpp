@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -126,6 +127,14 @@ struct TensorRef {
 /// Throws FormatError for invalid input and RuntimeError for I/O failures.
 void write_file(const std::string& path, const std::vector<TensorRef>& tensors,
                 const std::map<std::string, std::string>& metadata = {});
+
+/// write_file for more data than fits in memory at once: `tensors` give names, dtypes and
+/// shapes (their `data` is ignored); `fill(t)` is called once per non-empty tensor, in file
+/// order, and returns t.nbytes bytes that stay valid until the next call. The file is
+/// byte-identical to what write_file writes for the same tensors.
+void write_file_streaming(const std::string& path, const std::vector<TensorRef>& tensors,
+                          const std::function<const void*(const TensorRef&)>& fill,
+                          const std::map<std::string, std::string>& metadata = {});
 
 /// The same bytes write_file would write, in memory.
 std::vector<std::uint8_t> serialize(const std::vector<TensorRef>& tensors,

@@ -15,6 +15,7 @@
 #include "shardkit/dcp/metadata.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/files.hpp"
+#include "folder_plan.hpp"
 
 namespace shardkit::dcp {
 namespace fs = std::filesystem;
@@ -104,21 +105,35 @@ at::Tensor slice(const at::Tensor& tensor, const Box& box, const Box& part) {
 
 }  // namespace
 
-void load_folder(ShardedState& wanted, const std::string& prefix, const std::string& dir) {
-  const auto meta_path = (fs::path(dir) / ".metadata").string();
-  if (!fs::is_regular_file(meta_path))
-    throw FormatError(meta_path + " is missing: " + dir + " is not a complete DCP checkpoint");
-  const Metadata metadata = read_metadata(read_text_file(meta_path), meta_path);
+struct FolderReader::Impl {
+  std::string dir;
+  std::string meta_path;
+  Metadata metadata;
   std::map<std::pair<std::string, std::vector<std::int64_t>>, const StorageInfo*> stored;
-  if (metadata.storage_data)
-    for (const auto& [index, info] : *metadata.storage_data)
-      if (index.offset) stored[{index.fqn, *index.offset}] = &info;
+  ItemReader reader;
 
-  ItemReader reader(dir);
+  explicit Impl(const std::string& folder)
+      : dir(folder), meta_path((fs::path(folder) / ".metadata").string()), reader(folder) {
+    if (!fs::is_regular_file(meta_path))
+      throw FormatError(meta_path + " is missing: " + dir + " is not a complete DCP checkpoint");
+    metadata = read_metadata(read_text_file(meta_path), meta_path);
+    if (metadata.storage_data)
+      for (const auto& [index, info] : *metadata.storage_data)
+        if (index.offset) stored[{index.fqn, *index.offset}] = &info;
+  }
+};
+
+FolderReader::FolderReader(const std::string& dir) : impl_(std::make_unique<Impl>(dir)) {}
+FolderReader::~FolderReader() = default;
+const Metadata& FolderReader::metadata() const { return impl_->metadata; }
+
+void FolderReader::load(ShardedState& wanted, const std::string& prefix) {
+  const auto& meta_path = impl_->meta_path;
+  const auto& dir = impl_->dir;
   torch::NoGradGuard no_grad;
   for (auto& [key, entry] : wanted.tensors) {
     if (key.rfind(prefix, 0) != 0) continue;
-    const auto* found = metadata.find(key);
+    const auto* found = impl_->metadata.find(key);
     if (found == nullptr)
       throw FormatError(meta_path + " has no entry '" + key +
                         "'; was the checkpoint saved with another policy configuration?");
@@ -137,11 +152,11 @@ void load_folder(ShardedState& wanted, const std::string& prefix, const std::str
         if (!intersect(chunk.box, box, overlap) || overlap.numel() == 0) continue;
         auto& data = read[i];
         if (!data.defined()) {
-          const auto it = stored.find({key, box.offsets});
-          if (it == stored.end())
+          const auto it = impl_->stored.find({key, box.offsets});
+          if (it == impl_->stored.end())
             throw FormatError(meta_path + ": chunk " + shape_text(box.offsets) + " of '" + key +
                               "' has no storage entry");
-          data = reader.tensor(*it->second, key);
+          data = impl_->reader.tensor(*it->second, key);
           if (data.sizes() != c10::IntArrayRef(box.sizes))
             throw FormatError(dir + ": the item of '" + key + "' at " + shape_text(box.offsets) +
                               " holds a tensor of shape " + shape_text(data.sizes().vec()) +
@@ -157,6 +172,22 @@ void load_folder(ShardedState& wanted, const std::string& prefix, const std::str
                           (covered > chunk.box.numel() ? " (they overlap)" : " (they leave holes)"));
     }
   }
+}
+
+void load_folder(ShardedState& wanted, const std::string& prefix, const std::string& dir) {
+  FolderReader(dir).load(wanted, prefix);
+}
+
+at::ScalarType scalar_type_of(const std::string& dcp_dtype_name) {
+  for (int i = 0; i < static_cast<int>(at::ScalarType::NumOptions); ++i) {
+    const auto type = static_cast<at::ScalarType>(i);
+    try {
+      if (dcp_dtype(type) == dcp_dtype_name) return type;
+    } catch (const FormatError&) {
+      // a LibTorch dtype DCP has no name for
+    }
+  }
+  throw FormatError("DCP dtype '" + dcp_dtype_name + "' has no LibTorch type");
 }
 
 }  // namespace shardkit::dcp

@@ -39,8 +39,10 @@ struct Prepared {
 
 /// Checks the tensors and builds the header as the reference writer does; throws
 /// FormatError naming `where` (the destination) when the input cannot be written.
+/// `require_data=false` accepts null data pointers (the bytes come later, streamed).
 Prepared prepare(const std::vector<TensorRef>& tensors,
-                 const std::map<std::string, std::string>& metadata, const std::string& where);
+                 const std::map<std::string, std::string>& metadata, const std::string& where,
+                 bool require_data = true);
 
 /// Offset of the first byte that breaks strict UTF-8 (as Rust's str::from_utf8 sees it),
 /// or `size` when the text is valid.

@@ -72,7 +72,8 @@ void require_utf8(const std::string& text, const std::string& where, const std::
 }  // namespace
 
 Prepared prepare(const std::vector<TensorRef>& tensors,
-                 const std::map<std::string, std::string>& metadata, const std::string& where) {
+                 const std::map<std::string, std::string>& metadata, const std::string& where,
+                 bool require_data) {
   Prepared prepared;
   std::set<std::string> seen;
   for (const TensorRef& t : tensors) {
@@ -94,7 +95,7 @@ Prepared prepare(const std::vector<TensorRef>& tensors,
                         " bytes but shape " + shape_text(t.shape) + " of " + dtype_name(t.dtype) +
                         " needs " + std::to_string(nbytes));
     }
-    if (t.nbytes > 0 && t.data == nullptr) {
+    if (require_data && t.nbytes > 0 && t.data == nullptr) {
       throw FormatError(where + ": tensor '" + t.name + "' has " + std::to_string(t.nbytes) +
                         " bytes but a null data pointer");
     }

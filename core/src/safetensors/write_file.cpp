@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 
 #include "format_internal.hpp"
 #include "shardkit/error.hpp"
@@ -69,19 +70,19 @@ std::vector<iovec> pieces_of(const detail::Prepared& prepared) {
 
 }  // namespace
 
-void write_file(const std::string& path, const std::vector<TensorRef>& tensors,
-                const std::map<std::string, std::string>& metadata) {
-  const detail::Prepared prepared = detail::prepare(tensors, metadata, path);
+namespace {
 
-  // A sibling temporary then rename, as the reference does: a File still mapping the old
-  // `path` keeps its bytes, and no reader ever sees a half-written file.
+// A sibling temporary then rename, as the reference does: a File still mapping the old
+// `path` keeps its bytes, and no reader ever sees a half-written file. `write_body`
+// writes everything into the open temporary file.
+void write_durably(const std::string& path, const std::function<void(int fd, const std::string& temp)>& write_body) {
   static std::atomic<unsigned> counter{0};
   const std::string temp =
       path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0) io_fail(temp, "cannot create temporary safetensors file", errno);
   try {
-    write_all(fd, pieces_of(prepared), temp);
+    write_body(fd, temp);
     if (::fsync(fd) != 0) io_fail(temp, "cannot fsync safetensors file", errno);
   } catch (...) {
     ::close(fd);
@@ -104,6 +105,32 @@ void write_file(const std::string& path, const std::vector<TensorRef>& tensors,
     ::fsync(dir);
     ::close(dir);
   }
+}
+
+}  // namespace
+
+void write_file(const std::string& path, const std::vector<TensorRef>& tensors,
+                const std::map<std::string, std::string>& metadata) {
+  const detail::Prepared prepared = detail::prepare(tensors, metadata, path);
+  write_durably(path, [&](int fd, const std::string& temp) { write_all(fd, pieces_of(prepared), temp); });
+}
+
+void write_file_streaming(const std::string& path, const std::vector<TensorRef>& tensors,
+                          const std::function<const void*(const TensorRef&)>& fill,
+                          const std::map<std::string, std::string>& metadata) {
+  const detail::Prepared prepared = detail::prepare(tensors, metadata, path, /*require_data=*/false);
+  write_durably(path, [&](int fd, const std::string& temp) {
+    write_all(fd, {iovec{const_cast<std::uint8_t*>(prepared.head.data()), prepared.head.size()}}, temp);
+    for (const TensorRef* t : prepared.order) {
+      if (t->nbytes == 0) continue;
+      TensorRef filled = *t;
+      filled.data = fill(*t);
+      if (filled.data == nullptr)
+        throw FormatError(path + ": no bytes were given for tensor '" + t->name + "'");
+      detail::Prepared one{{}, {&filled}, filled.nbytes};
+      write_all(fd, pieces_of(one), temp);
+    }
+  });
 }
 
 }  // namespace shardkit::safetensors

@@ -59,6 +59,36 @@ TEST_CASE("a 2-rank dcp checkpoint opens with PyTorch's dcp.load, equal to the s
   INFO(r.output);
   CHECK(r.exit_code == 0);
   CHECK(contains(r.output, "OK "));
+
+  // shardkit-convert-dcp merges the shards into the very file the safetensors run wrote.
+  const auto merged = runs.dir / "merged.safetensors";
+  const auto c = run_program("shardkit-convert-dcp", {"--checkpoint_dir=" + runs.dcp + step, "--output=" + merged});
+  INFO(c.output);
+  REQUIRE(c.exit_code == 0);
+  CHECK(contains(c.output, "converted "));
+  CHECK(slurp(merged) == slurp(runs.st + step + "/pretrained_model/model.safetensors"));
+  // In place, deleting the shards only after the written file was checked.
+  const auto d = run_program("shardkit-convert-dcp", {"--checkpoint_dir=" + runs.dcp + step, "--delete_dcp=true"});
+  INFO(d.output);
+  REQUIRE(d.exit_code == 0);
+  CHECK(slurp(runs.dcp + step + "/pretrained_model/model.safetensors") == slurp(merged));
+  CHECK_FALSE(fs::exists(runs.dcp + step + "/pretrained_model/pytorch_model_fsdp_0"));
+}
+
+TEST_CASE("shardkit-convert-dcp refuses what it cannot do, saying how") {
+  TempDir dir("sk-convert-bad");
+  auto r = run_program("shardkit-convert-dcp", {"--checkpoint_dir=" + (dir / "nope")});
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "does not exist; expected a DCP folder"));
+  r = run_program("shardkit-convert-dcp", {"--dcp_dir=" + dir.path()});
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "--dcp_dir needs --output="));
+  r = run_program("shardkit-convert-dcp", {"--checkpoint_dir=" + dir.path(), "--push_to_hub=true"});
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "does not upload anywhere"));
+  r = run_program("shardkit-convert-dcp", {"--dcp_dir=" + dir.path(), "--output=" + (dir / "x.safetensors")});
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.output, ".metadata is missing"));
 }
 
 TEST_CASE("dcp resumes exactly as safetensors does, on the same and on other world sizes") {
@@ -128,6 +158,12 @@ TEST_CASE("a DCP checkpoint PyTorch wrote from 2 sharded ranks loads with --poli
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   REQUIRE(fs::is_regular_file(theirs + "/pytorch_model_fsdp_0/__1_0.distcp"));
+  // Converted offline, their shards give back the file they were made from, byte for byte.
+  const auto c = run_program("shardkit-convert-dcp", {"--dcp_dir=" + theirs + "/pytorch_model_fsdp_0",
+                                                      "--output=" + (dir / "theirs.safetensors")});
+  INFO(c.output);
+  REQUIRE(c.exit_code == 0);
+  CHECK(slurp(dir / "theirs.safetensors") == slurp(pretrained + "/model.safetensors"));
   // Fine-tuning from their folder and from ours gives the same numbers.
   const auto from_ours = dir / "from-ours", from_theirs = dir / "from-theirs";
   r = run_program("shardkit-train", tiny_run(from_ours, {"--steps=5", "--batch_size=4", "--policy.path=" + pretrained}));

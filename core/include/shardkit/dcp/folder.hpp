@@ -9,9 +9,11 @@
 //   shardkit::dcp::load_folder(wanted, "model.", dir + "/pretrained_model/pytorch_model_fsdp_0");
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "shardkit/comm.hpp"
+#include "shardkit/dcp/metadata.hpp"
 #include "shardkit/sharded_state.hpp"
 
 namespace shardkit::dcp {
@@ -33,6 +35,29 @@ void save_folder(const ShardedState& state, const std::string& prefix, const std
 /// another shape, a chunk's bytes lie outside its file, or the saved chunks leave part of
 /// a wanted box uncovered.
 void load_folder(ShardedState& wanted, const std::string& prefix, const std::string& dir);
+
+/// A DCP folder opened for reading: `.metadata` read and checked once, items read by byte
+/// range when load() needs them. load_folder() is FolderReader(dir).load(wanted, prefix).
+class FolderReader {
+ public:
+  /// Throws FormatError when `dir` has no readable, well-formed `.metadata`.
+  explicit FolderReader(const std::string& dir);
+  ~FolderReader();
+  FolderReader(const FolderReader&) = delete;
+  FolderReader& operator=(const FolderReader&) = delete;
+
+  /// The folder's metadata (entries in the file's order).
+  const Metadata& metadata() const;
+  /// As load_folder(): fills the chunks of `wanted`'s entries under `prefix`.
+  void load(ShardedState& wanted, const std::string& prefix);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The LibTorch dtype of a DCP dtype name ("float32", "bfloat16"); FormatError when none.
+at::ScalarType scalar_type_of(const std::string& dcp_dtype);
 
 /// Whether `dir` holds a `.metadata` file.
 bool is_folder(const std::string& dir);

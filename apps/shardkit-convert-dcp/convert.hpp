@@ -1,0 +1,24 @@
+// The conversion itself: a DCP folder's tensors streamed into one safetensors file.
+#pragma once
+
+#include <functional>
+#include <string>
+
+namespace shardkit::convert {
+
+/// What convert_folder did.
+struct Converted {
+  std::size_t tensors = 0;        ///< tensors written
+  std::size_t byte_items = 0;     ///< non-tensor entries left out (safetensors holds tensors only)
+  std::uint64_t bytes = 0;        ///< tensor bytes written
+};
+
+/// Writes every tensor entry of the DCP folder `dcp_dir` into the safetensors file `output`
+/// (metadata {"format": "pt"}, as shardkit and `save_file` write it), one tensor in memory
+/// at a time. Names lose a common "model." prefix. `progress(done, total)` is called after
+/// each tensor. Reads the written file back and checks every name and shape before
+/// returning. Throws FormatError naming the file and entry on any problem.
+Converted convert_folder(const std::string& dcp_dir, const std::string& output,
+                         const std::function<void(std::size_t, std::size_t)>& progress);
+
+}  // namespace shardkit::convert
