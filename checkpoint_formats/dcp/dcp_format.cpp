@@ -21,7 +21,7 @@ class DcpFormat final : public shardkit::CheckpointFormat {
 
   void save(const shardkit::ShardedState& state, const std::string& dir,
             const shardkit::Runtime&) override {
-    auto& world = this->world();
+    auto* world = this->world();
     shardkit::dcp::save_folder(state, "model.", (fs::path(dir) / kModelFolder).string(), world);
     shardkit::dcp::save_folder(state, "optimizer.", (fs::path(dir) / kOptimizerFolder).string(), world);
   }
@@ -38,16 +38,9 @@ class DcpFormat final : public shardkit::CheckpointFormat {
   }
 
  private:
-  shardkit::CommGroup& world() {
-    if (mesh_ == nullptr) {
-      if (!local_) local_ = shardkit::make_local_group("dcp");
-      return *local_;
-    }
-    return mesh_->world();
-  }
+  shardkit::CommGroup* world() { return mesh_ ? &mesh_->world() : nullptr; }
 
   shardkit::DeviceMesh* mesh_;
-  std::shared_ptr<shardkit::CommGroup> local_;
 };
 
 std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& context) {

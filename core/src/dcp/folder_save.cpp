@@ -102,7 +102,9 @@ Metadata build_metadata(const std::vector<WrittenChunk>& chunks, const std::stri
 }  // namespace
 
 void save_folder(const ShardedState& state, const std::string& prefix, const std::string& dir,
-                 CommGroup& world) {
+                 CommGroup* group) {
+  const auto alone = group ? nullptr : make_local_group("dcp");
+  CommGroup& world = group ? *group : *alone;
   make_directories(dir);
   const int rank = world.rank();
   std::vector<WrittenChunk> mine;

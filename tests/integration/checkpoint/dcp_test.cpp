@@ -120,6 +120,22 @@ TEST_CASE("the checkpoint format may change between save and resume: detected fr
   CHECK(fs::is_regular_file(runs.dir / "to-dcp/checkpoints/000016/pretrained_model/pytorch_model_fsdp_0/.metadata"));
 }
 
+TEST_CASE("safetensors_dcp writes both artefacts and resumes from the DCP shards") {
+  TwinRuns runs;
+  const auto both = runs.dir / "both";
+  const auto r = launch(2, tiny_run(both, {"--steps=20", "--save_freq=10", "--batch_size=4",
+                                           "--checkpoint_format=safetensors_dcp"}));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto step = "/checkpoints/000020";
+  CHECK(slurp(both + step + "/pretrained_model/model.safetensors") ==
+        slurp(runs.st + step + "/pretrained_model/model.safetensors"));
+  CHECK(fs::is_regular_file(both + step + "/pretrained_model/pytorch_model_fsdp_0/.metadata"));
+  CHECK(fs::is_regular_file(both + step + "/training_state/optimizer_0/.metadata"));
+  CHECK_FALSE(fs::exists(both + step + "/training_state/optimizer_state.safetensors"));
+  CHECK(resume_copy(both, runs.dir / "both-3", 3) == resume_copy(runs.st, runs.dir / "st-3", 3));
+}
+
 TEST_CASE("a damaged dcp checkpoint is refused naming the file and entry") {
   TwinRuns runs;
   const auto copy = runs.dir / "damaged";

@@ -5,7 +5,7 @@
 // last. Keys are the state's own ("model.<fqn>", "optimizer.state.<fqn>.<slot>"), which are
 // the keys accelerate's DCP save flattens to, so Python's `dcp.load` reads the folder.
 //
-//   shardkit::dcp::save_folder(state, "model.", dir + "/pretrained_model/pytorch_model_fsdp_0", world);
+//   shardkit::dcp::save_folder(state, "model.", dir + "/pretrained_model/pytorch_model_fsdp_0", &world);
 //   shardkit::dcp::load_folder(wanted, "model.", dir + "/pretrained_model/pytorch_model_fsdp_0");
 #pragma once
 
@@ -22,11 +22,11 @@ namespace shardkit::dcp {
 std::string data_file_name(int rank);
 
 /// Writes the entries of `state` whose key starts with `prefix` into folder `dir` (created
-/// if missing). Collective over `world`: each rank writes and fsyncs its data file (a
-/// replicated entry only on rank 0), then rank 0 gathers every rank's write results and
-/// writes `.metadata`. Throws FormatError on I/O errors.
+/// if missing). Collective over `world` (nullptr: this process alone): each rank writes
+/// and fsyncs its data file (a replicated entry only on rank 0), then rank 0 gathers every
+/// rank's write results and writes `.metadata`. Throws FormatError on I/O errors.
 void save_folder(const ShardedState& state, const std::string& prefix, const std::string& dir,
-                 CommGroup& world);
+                 CommGroup* world);
 
 /// Fills every chunk of the entries of `wanted` whose key starts with `prefix` from the
 /// DCP folder `dir` (written by shardkit or by PyTorch, at any number of ranks): each

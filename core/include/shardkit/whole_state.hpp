@@ -1,0 +1,29 @@
+// A ShardedState as whole tensors in LeRobot's two safetensors files (model and optimizer state).
+//
+// What the `safetensors` checkpoint format writes, shared with `safetensors_dcp`:
+// `pretrained_model/model.safetensors` ("model." entries, names without the prefix) and
+// `training_state/optimizer_state.safetensors` ("optimizer." entries).
+#pragma once
+
+#include <string>
+
+#include "shardkit/runtime.hpp"
+#include "shardkit/sharded_state.hpp"
+
+namespace shardkit {
+
+/// Writes the entries of `state` whose key starts with `prefix` ("model." or "optimizer.",
+/// or "" for both) as whole tensors into checkpoint folder `dir`, on rank 0 only. Throws
+/// FormatError when an entry is sharded on this rank (a whole-tensor file cannot hold it).
+void save_whole_state(const ShardedState& state, const std::string& prefix, const std::string& dir,
+                      const Runtime& runtime);
+
+/// Fills every chunk of `wanted`'s entries under `prefix` from those files (any box out of
+/// the whole tensors). Throws FormatError naming the file and tensor when one is missing,
+/// has another shape, or is malformed.
+void load_whole_state(ShardedState& wanted, const std::string& prefix, const std::string& dir);
+
+/// Whether `dir` holds pretrained_model/model.safetensors.
+bool has_whole_model(const std::string& dir);
+
+}  // namespace shardkit

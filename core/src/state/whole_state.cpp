@@ -1,0 +1,90 @@
+// Whole-tensor safetensors files of a ShardedState (the `safetensors` and `safetensors_dcp` formats).
+#include "shardkit/whole_state.hpp"
+
+#include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
+#include <c10/util/StringUtil.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+
+#include "shardkit/error.hpp"
+#include "shardkit/safetensors.hpp"
+#include "shardkit/safetensors_torch.hpp"
+
+namespace shardkit {
+namespace {
+namespace fs = std::filesystem;
+namespace st = shardkit::safetensors;
+
+/// Which file of the checkpoint holds `key`, and under which name.
+struct Location {
+  std::string file;  // relative to the checkpoint folder
+  std::string name;
+};
+
+Location locate(const std::string& key) {
+  if (key.rfind("model.", 0) == 0) return {"pretrained_model/model.safetensors", key.substr(6)};
+  if (key.rfind("optimizer.", 0) == 0)
+  return {"training_state/optimizer_state.safetensors", key.substr(10)};
+  throw FormatError("safetensors format: entry '" + key + "' is neither under model. nor optimizer.");
+}
+
+}  // namespace
+
+void save_whole_state(const ShardedState& state, const std::string& prefix, const std::string& dir,
+                      const Runtime& runtime) {
+  if (!runtime.is_main()) return;  // whole tensors: rank 0 holds everything it writes
+  std::map<std::string, std::vector<st::TensorRef>> files;
+  std::vector<at::Tensor> keep_alive;
+  for (const auto& [key, entry] : state.tensors) {
+    if (key.rfind(prefix, 0) != 0) continue;
+    if (entry.chunks.size() != 1 || !(entry.chunks[0].box == full_box(entry.global_shape)))
+      throw FormatError("safetensors format writes whole tensors, but '" + key +
+                        "' is sharded on this rank; use --checkpoint_format=dcp");
+    const auto where = locate(key);
+    keep_alive.push_back(entry.chunks[0].data.detach().to(at::kCPU).contiguous());
+    files[where.file].push_back(st::ref_of(where.name, keep_alive.back()));
+  }
+  for (const auto& [file, refs] : files)
+    st::write_file((fs::path(dir) / file).string(), refs, {{"format", "pt"}});
+}
+
+void load_whole_state(ShardedState& wanted, const std::string& prefix, const std::string& dir) {
+  std::map<std::string, std::unique_ptr<st::File>> open;
+  c10::AutoGradMode no_grad(false);
+  for (auto& [key, entry] : wanted.tensors) {
+    if (key.rfind(prefix, 0) != 0) continue;
+    const auto where = locate(key);
+    auto& file = open[where.file];
+    const auto path = (fs::path(dir) / where.file).string();
+    if (!file) {
+      if (!fs::exists(path))
+        throw FormatError(path + " is missing; the checkpoint is incomplete");
+      file = std::make_unique<st::File>(st::File::open(path));
+    }
+    if (!file->contains(where.name))
+      throw FormatError(path + " has no tensor '" + where.name + "' (needed for " +
+                        key + "); was it saved with another policy configuration?");
+    const auto& view = file->get(where.name);
+    if (view.shape != entry.global_shape)
+      throw FormatError(path + ": tensor '" + where.name + "' has shape " +
+                        c10::str(c10::IntArrayRef(view.shape)) + " but the model expects " +
+                        c10::str(c10::IntArrayRef(entry.global_shape)) +
+                        "; check the policy options (e.g. --policy.hidden_dim)");
+    const auto saved = st::to_tensor(view);
+    for (auto& chunk : entry.chunks) {
+      auto source = saved;
+      for (std::size_t d = 0; d < chunk.box.offsets.size(); ++d)
+        source = source.narrow(static_cast<int64_t>(d), chunk.box.offsets[d], chunk.box.sizes[d]);
+      chunk.data.copy_(source);  // casts when the saved dtype differs
+    }
+  }
+}
+
+bool has_whole_model(const std::string& dir) {
+  return fs::is_regular_file(fs::path(dir) / "pretrained_model/model.safetensors");
+}
+
+}  // namespace shardkit
