@@ -4,7 +4,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -99,6 +102,19 @@ Metadata build_metadata(const std::vector<WrittenChunk>& chunks, const std::stri
   return metadata;
 }
 
+// Test-only: SHARDKIT_TEST_DCP_KILL="<rank>:<n>" kills rank <rank> with SIGKILL on its n-th
+// save_folder call, after its data file is durable and before the gather (and so before
+// `.metadata`): the crash-safety test's moment of death.
+void maybe_die_for_test(int rank) {
+  static int calls = 0;
+  ++calls;
+  const char* spec = std::getenv("SHARDKIT_TEST_DCP_KILL");
+  if (spec == nullptr) return;
+  int victim = -1, nth = -1;
+  if (std::sscanf(spec, "%d:%d", &victim, &nth) == 2 && victim == rank && nth == calls)
+    ::kill(::getpid(), SIGKILL);
+}
+
 }  // namespace
 
 void save_folder(const ShardedState& state, const std::string& prefix, const std::string& dir,
@@ -125,6 +141,7 @@ void save_folder(const ShardedState& state, const std::string& prefix, const std
     }
     file.finish();
   }
+  maybe_die_for_test(rank);
   // The gather is the barrier: once rank 0 has every rank's results, every data file is durable.
   const auto all = world.all_gather_bytes(encode_written(mine));
   if (rank != 0) return;

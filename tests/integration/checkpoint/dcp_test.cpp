@@ -136,6 +136,28 @@ TEST_CASE("safetensors_dcp writes both artefacts and resumes from the DCP shards
   CHECK(resume_copy(both, runs.dir / "both-3", 3) == resume_copy(runs.st, runs.dir / "st-3", 3));
 }
 
+TEST_CASE("a rank killed between its data file and .metadata leaves last at a checkpoint that resumes") {
+  TwinRuns runs;
+  const auto out = runs.dir / "killed";
+  // Calls 1-2 save checkpoint 10 (model, optimizer); on call 3 (checkpoint 20's model
+  // folder) rank 1 dies after writing its data file, before rank 0 could write .metadata.
+  const auto r = run_command("SHARDKIT_TEST_DCP_KILL=1:3 " +
+                             launch_command(2, tiny_run(out, {"--steps=20", "--save_freq=10", "--batch_size=4",
+                                                              "--checkpoint_format=dcp"})));
+  INFO(r.output);
+  CHECK(r.exit_code != 0);
+  CHECK(contains(r.output, "rank 1"));
+  CHECK(fs::read_symlink(out + "/checkpoints/last") == "000010");
+  CHECK_FALSE(fs::exists(out + "/checkpoints/000020"));
+  const auto resumed = launch(2, {"--resume=true", "--output_dir=" + out});
+  INFO(resumed.output);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(contains(resumed.output, "at step 10"));
+  const auto a = read_metrics(out), b = read_metrics(runs.dcp);
+  REQUIRE(a.size() == 20);
+  for (std::size_t i = 10; i < 20; ++i) CHECK(a[i].raw.at("loss") == b[i].raw.at("loss"));
+}
+
 TEST_CASE("a damaged dcp checkpoint is refused naming the file and entry") {
   TwinRuns runs;
   const auto copy = runs.dir / "damaged";
