@@ -4,6 +4,7 @@
 #include <string>
 
 #include "convert.hpp"
+#include "shardkit/dcp/folder.hpp"
 #include "shardkit/error.hpp"
 
 namespace {
@@ -59,9 +60,9 @@ Options parse(int argc, char** argv) {
   if (!o.dcp_dir.empty() && o.output.empty())
     throw shardkit::ConfigError("--dcp_dir needs --output=<file>.safetensors");
   if (!o.checkpoint_dir.empty()) {
-    const auto pretrained = fs::path(o.checkpoint_dir) / "pretrained_model";
-    o.dcp_dir = (pretrained / "pytorch_model_fsdp_0").string();
-    if (o.output.empty()) o.output = (pretrained / "model.safetensors").string();
+    o.dcp_dir = (fs::path(o.checkpoint_dir) / shardkit::dcp::kModelFolder).string();
+    if (o.output.empty())
+      o.output = (fs::path(o.checkpoint_dir) / "pretrained_model/model.safetensors").string();
   }
   if (o.delete_dcp && o.checkpoint_dir.empty())
     throw shardkit::ConfigError("--delete_dcp works with --checkpoint_dir only");

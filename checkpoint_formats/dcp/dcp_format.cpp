@@ -1,19 +1,12 @@
 // Checkpoint format `dcp`: model and optimizer state as PyTorch DCP folders (accelerate's layout).
-#include <filesystem>
 #include <memory>
 
 #include <shardkit/checkpoint_format.hpp>
 #include <shardkit/dcp/folder.hpp>
-#include <shardkit/error.hpp>
 #include <shardkit/mesh.hpp>
 #include <shardkit/plugin.hpp>
 
 namespace {
-namespace fs = std::filesystem;
-
-// accelerate's folder names, which LeRobot's sharded checkpoints use.
-constexpr const char* kModelFolder = "pretrained_model/pytorch_model_fsdp_0";
-constexpr const char* kOptimizerFolder = "training_state/optimizer_0";
 
 class DcpFormat final : public shardkit::CheckpointFormat {
  public:
@@ -21,26 +14,17 @@ class DcpFormat final : public shardkit::CheckpointFormat {
 
   void save(const shardkit::ShardedState& state, const std::string& dir,
             const shardkit::Runtime&) override {
-    auto* world = this->world();
-    shardkit::dcp::save_folder(state, "model.", (fs::path(dir) / kModelFolder).string(), world);
-    shardkit::dcp::save_folder(state, "optimizer.", (fs::path(dir) / kOptimizerFolder).string(), world);
+    shardkit::dcp::save_checkpoint(state, dir, mesh_ ? &mesh_->world() : nullptr);
   }
-
-  void load(shardkit::ShardedState& wanted, const std::string& dir,
-            const shardkit::Runtime&) override {
-    shardkit::dcp::load_folder(wanted, "model.", (fs::path(dir) / kModelFolder).string());
-    if (!wanted.keys_with_prefix("optimizer.").empty())
-      shardkit::dcp::load_folder(wanted, "optimizer.", (fs::path(dir) / kOptimizerFolder).string());
+  void load(shardkit::ShardedState& wanted, const std::string& dir, const shardkit::Runtime&) override {
+    shardkit::dcp::load_checkpoint(wanted, dir);
   }
-
   bool has_model(const std::string& dir) const override {
-    return shardkit::dcp::is_folder((fs::path(dir) / kModelFolder).string());
+    return shardkit::dcp::has_checkpoint_model(dir);
   }
 
  private:
-  shardkit::CommGroup* world() { return mesh_ ? &mesh_->world() : nullptr; }
-
-  shardkit::DeviceMesh* mesh_;
+  shardkit::DeviceMesh* mesh_;  // null in single-process tools
 };
 
 std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& context) {

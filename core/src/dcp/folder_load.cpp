@@ -178,6 +178,12 @@ void load_folder(ShardedState& wanted, const std::string& prefix, const std::str
   FolderReader(dir).load(wanted, prefix);
 }
 
+void load_checkpoint(ShardedState& wanted, const std::string& dir) {
+  load_folder(wanted, "model.", (fs::path(dir) / kModelFolder).string());
+  if (!wanted.keys_with_prefix("optimizer.").empty())
+    load_folder(wanted, "optimizer.", (fs::path(dir) / kOptimizerFolder).string());
+}
+
 at::ScalarType scalar_type_of(const std::string& dcp_dtype_name) {
   for (int i = 0; i < static_cast<int>(at::ScalarType::NumOptions); ++i) {
     const auto type = static_cast<at::ScalarType>(i);

@@ -153,6 +153,13 @@ void save_folder(const ShardedState& state, const std::string& prefix, const std
   write_text_file((fs::path(dir) / ".metadata").string(), write_metadata(build_metadata(chunks, dir)));
 }
 
+void save_checkpoint(const ShardedState& state, const std::string& dir, CommGroup* world) {
+  save_folder(state, "model.", (fs::path(dir) / kModelFolder).string(), world);
+  save_folder(state, "optimizer.", (fs::path(dir) / kOptimizerFolder).string(), world);
+}
+
+bool has_checkpoint_model(const std::string& dir) { return is_folder((fs::path(dir) / kModelFolder).string()); }
+
 bool is_folder(const std::string& dir) { return fs::is_regular_file(fs::path(dir) / ".metadata"); }
 
 }  // namespace shardkit::dcp

@@ -18,6 +18,11 @@
 
 namespace shardkit::dcp {
 
+/// Where a checkpoint folder keeps its DCP model and optimizer folders: accelerate's names,
+/// which LeRobot's sharded checkpoints use.
+inline constexpr const char* kModelFolder = "pretrained_model/pytorch_model_fsdp_0";
+inline constexpr const char* kOptimizerFolder = "training_state/optimizer_0";
+
 /// The data file rank `rank` writes: "__<rank>_0.distcp".
 std::string data_file_name(int rank);
 
@@ -35,6 +40,15 @@ void save_folder(const ShardedState& state, const std::string& prefix, const std
 /// another shape, a chunk's bytes lie outside its file, or the saved chunks leave part of
 /// a wanted box uncovered.
 void load_folder(ShardedState& wanted, const std::string& prefix, const std::string& dir);
+
+/// A checkpoint folder's two DCP folders: "model." entries into kModelFolder, "optimizer."
+/// entries into kOptimizerFolder (collective, as save_folder).
+void save_checkpoint(const ShardedState& state, const std::string& dir, CommGroup* world);
+/// Fills `wanted` from checkpoint folder `dir`'s DCP folders (the optimizer folder only when
+/// `wanted` has optimizer entries).
+void load_checkpoint(ShardedState& wanted, const std::string& dir);
+/// Whether checkpoint folder `dir` holds a DCP model folder.
+bool has_checkpoint_model(const std::string& dir);
 
 /// A DCP folder opened for reading: `.metadata` read and checked once, items read by byte
 /// range when load() needs them. load_folder() is FolderReader(dir).load(wanted, prefix).
