@@ -146,10 +146,19 @@ void FolderReader::load(ShardedState& wanted, const std::string& prefix) {
     std::map<std::size_t, at::Tensor> read;  // saved chunk -> its data, read once per entry
     for (auto& chunk : entry.chunks) {
       std::int64_t covered = 0;
+      std::vector<Box> parts;  // what each saved chunk gave; pairwise disjoint or refused
       for (std::size_t i = 0; i < saved->chunks.size(); ++i) {
         const Box box{saved->chunks[i].offsets, saved->chunks[i].sizes};
         Box overlap;
         if (!intersect(chunk.box, box, overlap) || overlap.numel() == 0) continue;
+        for (const auto& part : parts) {
+          Box both;
+          if (intersect(part, overlap, both) && both.numel() > 0)
+            throw FormatError(meta_path + ": saved chunks of '" + key + "' at " +
+                              shape_text(part.offsets) + " and " + shape_text(box.offsets) +
+                              " overlap; the metadata is inconsistent");
+        }
+        parts.push_back(overlap);
         auto& data = read[i];
         if (!data.defined()) {
           const auto it = impl_->stored.find({key, box.offsets});
@@ -168,8 +177,7 @@ void FolderReader::load(ShardedState& wanted, const std::string& prefix) {
       if (covered != chunk.box.numel())
         throw FormatError(meta_path + ": the saved chunks of '" + key + "' cover " +
                           std::to_string(covered) + " of the " + std::to_string(chunk.box.numel()) +
-                          " elements wanted at " + shape_text(chunk.box.offsets) +
-                          (covered > chunk.box.numel() ? " (they overlap)" : " (they leave holes)"));
+                          " elements wanted at " + shape_text(chunk.box.offsets) + " (they leave holes)");
     }
   }
 }

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "../distributed/launch.hpp"
 
@@ -107,6 +108,21 @@ TEST_CASE("dcp resumes exactly as safetensors does, on the same and on other wor
   for (std::size_t i = 10; i < 16; ++i) CHECK(two[i].raw.at("loss") == full[i].raw.at("loss"));
 }
 
+TEST_CASE("a single-process dcp checkpoint resumes on 2 processes as safetensors does") {
+  TempDir dir("sk-dcp-one");
+  std::map<std::string, std::vector<std::string>> resumed;
+  for (const std::string format : {"safetensors", "dcp"}) {
+    const auto out = dir / format;
+    const auto r = run_program("shardkit-train", tiny_run(out, {"--steps=20", "--save_freq=10", "--batch_size=4",
+                                                                "--checkpoint_format=" + format}));
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    resumed[format] = resume_copy(out, dir / (format + "-2"), 2);
+  }
+  REQUIRE(resumed["dcp"].size() == 16);
+  CHECK(resumed["dcp"] == resumed["safetensors"]);
+}
+
 TEST_CASE("the checkpoint format may change between save and resume: detected from the files") {
   TwinRuns runs;
   const auto reference = resume_copy(runs.st, runs.dir / "st-2", 2);
@@ -177,6 +193,15 @@ TEST_CASE("a damaged dcp checkpoint is refused naming the file and entry") {
   INFO(r.output);
   CHECK(r.exit_code != 0);
   CHECK(contains(r.output, "os.system"));
+
+  // A rank's data file gone: named, with what is wrong.
+  const auto other = runs.dir / "no-rank-file";
+  fs::copy(runs.dcp, other, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  fs::remove(other + "/checkpoints/000020/pretrained_model/pytorch_model_fsdp_0/__0_0.distcp");
+  r = launch(1, {"--resume=true", "--output_dir=" + other, "--steps=30"});
+  INFO(r.output);
+  CHECK(r.exit_code != 0);
+  CHECK(contains(r.output, "__0_0.distcp is missing or unreadable"));
 }
 
 TEST_CASE("a DCP checkpoint PyTorch wrote from 2 sharded ranks loads with --policy.path") {
