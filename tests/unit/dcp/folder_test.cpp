@@ -83,3 +83,26 @@ TEST_CASE("saved chunks that overlap or leave holes are refused", "[dcp][folder]
   other.add("model.missing", torch::zeros({2}), shardkit::ShardLayout::whole({2}), true);
   CHECK_THROWS_WITH(dcp::load_folder(other, "model.", dir), Catch::Contains("has no entry 'model.missing'"));
 }
+
+TEST_CASE("a data file cut at any length is refused, never a crash", "[dcp][folder]") {
+  shardkit::test::TempDir tmp("sk-dcp-cut");
+  const auto dir = save_two_chunks(tmp, torch::arange(12, torch::kFloat).reshape({4, 3}));
+  const auto data = dir + "/" + dcp::data_file_name(0);
+  const auto whole = shardkit::read_text_file(data);
+  REQUIRE(load_error(dir).empty());
+  // Every length up to the end of the first item, then a sparser walk over the rest.
+  for (std::size_t length = 0; length < whole.size(); length += length < 1700 ? 1 : 37) {
+    shardkit::write_text_file(data, whole.substr(0, length));
+    const auto error = load_error(dir);
+    INFO("cut at " << length << " of " << whole.size() << " bytes");
+    CHECK_THAT(error, Catch::Contains("__0_0.distcp"));
+  }
+  // Bytes flipped inside the first item's blob: refused or, where only tensor data changed,
+  // loaded; never a crash.
+  for (std::size_t at = 0; at < 1600; at += 13) {
+    auto damaged = whole;
+    damaged[at] = static_cast<char>(damaged[at] ^ 0x5a);
+    shardkit::write_text_file(data, damaged);
+    (void)load_error(dir);
+  }
+}
