@@ -11,7 +11,6 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
-#include <sstream>
 
 #include <torch/csrc/jit/serialization/pickle.h>
 

@@ -177,7 +177,11 @@ void Trainer::resume_from(const std::string& dir) {
     throw ConfigError("the checkpoint in " + dir + " is at step " + std::to_string(record.step) +
                       " and --steps=" + std::to_string(steps_) +
                       "; pass a larger --steps to train further");
-  load_state(dir, /*with_optimizer=*/true);
+  const auto format = format_of(dir);
+  if (!format)
+    throw FormatError(dir + " holds no model weights in any checkpoint format this shardkit has (" +
+                      formats_known() + "); is it a complete checkpoint?");
+  load_state(dir, *format, /*with_optimizer=*/true);
   load_rng_state(rng_state_path(dir, runtime_.rank, /*for_load=*/true));
 
   start_step_ = record.step;
@@ -202,10 +206,11 @@ void Trainer::resume_from(const std::string& dir) {
 void Trainer::load_weights(const std::string& pretrained_dir) {
   const auto root = fs::path(pretrained_dir).lexically_normal();
   const auto checkpoint = (root.filename().empty() ? root.parent_path() : root).parent_path();
-  if (!format_of(checkpoint.string()))
+  const auto format = format_of(checkpoint.string());
+  if (!format)
     throw ConfigError("--policy.path=" + pretrained_dir + " holds no model weights in any "
                       "checkpoint format this shardkit has (" + formats_known() + ")");
-  load_state(checkpoint.string(), /*with_optimizer=*/false);
+  load_state(checkpoint.string(), *format, /*with_optimizer=*/false);
   logger()->info("loaded weights from {}", pretrained_dir);
 }
 
@@ -230,15 +235,11 @@ std::string Trainer::formats_known() const {
   return names;
 }
 
-void Trainer::load_state(const std::string& dir, bool with_optimizer) {
-  const auto format = format_of(dir);
-  if (!format)
-    throw FormatError(dir + " holds no model weights in any checkpoint format this shardkit has (" +
-                      formats_known() + "); is it a complete checkpoint?");
+void Trainer::load_state(const std::string& dir, CheckpointFormat& format, bool with_optimizer) {
   ShardedState wanted;
   backend_->model_state(wanted);
   if (with_optimizer) optimizer_->state(wanted);
-  format->load(wanted, dir, runtime_);
+  format.load(wanted, dir, runtime_);
   backend_->model_state_loaded();
 }
 

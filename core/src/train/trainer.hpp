@@ -47,8 +47,9 @@ class Trainer {
   std::shared_ptr<CheckpointFormat> format_of(const std::string& dir) const;
   /// "dcp, safetensors": the checkpoint formats found, for messages.
   std::string formats_known() const;
-  /// Fills the model (and optimizer) state in place from checkpoint folder `dir`.
-  void load_state(const std::string& dir, bool with_optimizer);
+  /// Fills the model (and optimizer) state in place from checkpoint folder `dir`, saved in
+  /// `format` (format_of(dir)).
+  void load_state(const std::string& dir, CheckpointFormat& format, bool with_optimizer);
   void save_checkpoint(std::int64_t step);
   /// SIGTERM on any rank: all ranks agree at this update, checkpoint, and stop.
   bool stop_requested();

@@ -29,10 +29,7 @@ struct TwinRuns {
 /// Resumes a copy of `run` holding only its checkpoint 000010, on `nproc` processes, to step 16.
 std::vector<std::string> resume_copy(const std::string& run, const std::string& to, int nproc,
                                      const std::vector<std::string>& extra = {}) {
-  fs::copy(run, to, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
-  fs::remove_all(to + "/checkpoints/000020");
-  fs::remove(to + "/checkpoints/last");
-  fs::create_directory_symlink("000010", to + "/checkpoints/last");
+  roll_back_copy(run, to, "000010");
   std::vector<std::string> args = {"--resume=true", "--output_dir=" + to, "--steps=16"};
   args.insert(args.end(), extra.begin(), extra.end());
   const auto r = launch(nproc, args);

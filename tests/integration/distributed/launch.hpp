@@ -1,6 +1,7 @@
 // Shared pieces of the multi-process tests: small runs started through shardkit-run.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,17 @@ inline std::string launch_command(int nproc, const std::vector<std::string>& tra
 inline ProcessResult launch(int nproc, const std::vector<std::string>& train_args,
                             const std::vector<std::string>& launcher_args = {}) {
   return run_command(launch_command(nproc, train_args, launcher_args));
+}
+
+/// A copy of run `from` rolled back to its checkpoint `step` (later checkpoints removed,
+/// `last` pointing at `step`).
+inline void roll_back_copy(const std::string& from, const std::string& to, const std::string& step) {
+  namespace fs = std::filesystem;
+  fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  for (const auto& e : fs::directory_iterator(to + "/checkpoints"))
+    if (e.path().filename() != step && e.path().filename() != "last") fs::remove_all(e.path());
+  fs::remove(to + "/checkpoints/last");
+  fs::create_directory_symlink(step, to + "/checkpoints/last");
 }
 
 /// Losses of metrics.jsonl, one per logged step.

@@ -1,23 +1,9 @@
 // Resume under DDP: exact continuation, and a different world size landing on the right data.
 #include <catch2/catch.hpp>
 
-#include <filesystem>
-
 #include "launch.hpp"
 
 using namespace shardkit::test;
-namespace fs = std::filesystem;
-
-namespace {
-/// A copy of run `from` rolled back to its checkpoint `step` (later checkpoints removed).
-void roll_back_copy(const std::string& from, const std::string& to, const std::string& step) {
-  fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
-  for (const auto& e : fs::directory_iterator(to + "/checkpoints"))
-    if (e.path().filename() != step && e.path().filename() != "last") fs::remove_all(e.path());
-  fs::remove(to + "/checkpoints/last");
-  fs::create_directory_symlink(step, to + "/checkpoints/last");
-}
-}  // namespace
 
 TEST_CASE("resume under DDP continues exactly") {
   TempDir dir("sk-ddp-resume");
