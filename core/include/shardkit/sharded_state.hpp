@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <ATen/Tensor.h>
@@ -60,9 +61,18 @@ struct StateEntry {
   bool replicated = false;          ///< every rank holds the same data: write it once
 };
 
+/// A non-tensor value of the state, as Python holds it: None, bool, int, float, str, a tuple
+/// of floats (AdamW's betas) or a list of str (a param group's parameter names).
+using ObjectValue = std::variant<std::monostate, bool, std::int64_t, double, std::string,
+                                 std::vector<double>, std::vector<std::string>>;
+
 /// The whole state of a run as formats see it.
 struct ShardedState {
   std::map<std::string, StateEntry> tensors;
+  /// Non-tensor entries, every rank holding the same values: "optimizer.param_groups.<group
+  /// index>.<field>", as accelerate's DCP save flattens an optimizer's param groups. Formats
+  /// that keep param groups elsewhere (safetensors: a JSON file) ignore them.
+  std::map<std::string, ObjectValue> objects;
 
   /// Adds `local` under `key`, cut into views along `layout` (no copies: loading into
   /// the views writes straight into `local`).

@@ -1,21 +1,17 @@
 // dcp::load_folder: each wanted box assembled from the saved chunks that overlap it, every range checked.
 #include "shardkit/dcp/folder.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <map>
 
-#include <torch/csrc/jit/serialization/pickle.h>
+#include <torch/types.h>
 
 #include "shardkit/dcp/metadata.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/files.hpp"
 #include "folder_plan.hpp"
+#include "item_reader.hpp"
+#include "object_item.hpp"
 
 namespace shardkit::dcp {
 namespace fs = std::filesystem;
@@ -27,73 +23,21 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   return text + "]";
 }
 
-// The items of one folder's data files, read by byte range (and checked against the file).
-class ItemReader {
- public:
-  explicit ItemReader(std::string dir) : dir_(std::move(dir)) {}
-  ~ItemReader() {
-    for (auto& [name, file] : files_) ::close(file.fd);
-  }
-  ItemReader(const ItemReader&) = delete;
-  ItemReader& operator=(const ItemReader&) = delete;
-
-  at::Tensor tensor(const StorageInfo& info, const std::string& key) {
-    const auto path = (fs::path(dir_) / info.relative_path).string();
-    const auto where = path + " (item of '" + key + "' at bytes " + std::to_string(info.offset) +
-                       ".." + std::to_string(info.offset + info.length) + ")";
-    if (info.relative_path.empty() || info.relative_path.find('/') != std::string::npos ||
-        info.relative_path == "." || info.relative_path == "..")
-      throw FormatError(dir_ + "/.metadata: item of '" + key + "' names the file '" +
-                        info.relative_path + "', which is not a file of this folder");
-    if (info.transform_descriptors && !info.transform_descriptors->empty())
-      throw FormatError(where + ": stored with transforms (" + info.transform_descriptors->front() +
-                        "), which shardkit does not read; save without extensions");
-    const auto& file = open(path);
-    if (info.offset < 0 || info.length < 0 || info.offset > file.size ||
-        info.length > file.size - info.offset)
-      throw FormatError(where + ": outside the file, which has " + std::to_string(file.size) +
-                        " bytes; the checkpoint is truncated or its metadata is wrong");
-    std::vector<char> bytes(static_cast<std::size_t>(info.length));
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-      const auto n = ::pread(file.fd, bytes.data() + done, bytes.size() - done,
-                             static_cast<off_t>(info.offset + static_cast<std::int64_t>(done)));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) throw FormatError(where + ": cannot read: " + std::strerror(n < 0 ? errno : EIO));
-      done += static_cast<std::size_t>(n);
-    }
-    c10::IValue value;
-    try {
-      value = torch::jit::pickle_load(bytes);
-    } catch (const std::exception& e) {
-      throw FormatError(where + ": not a torch.save tensor (" + first_line(e.what()) + ")");
-    }
-    if (!value.isTensor()) throw FormatError(where + ": holds a " + value.tagKind() + ", not a tensor");
-    return value.toTensor();
-  }
-
- private:
-  struct OpenFile {
-    int fd = -1;
-    std::int64_t size = 0;
-  };
-  static std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
-
-  const OpenFile& open(const std::string& path) {
-    auto it = files_.find(path);
-    if (it != files_.end()) return it->second;
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-      throw FormatError(path + " is missing or unreadable (" + std::strerror(errno) +
-                        "); the checkpoint is incomplete");
-    struct stat st {};
-    ::fstat(fd, &st);
-    return files_.emplace(path, OpenFile{fd, static_cast<std::int64_t>(st.st_size)}).first->second;
-  }
-
-  std::string dir_;
-  std::map<std::string, OpenFile> files_;
-};
+// "<p>.param_groups.<first parameter>.<field>", the per-parameter spelling of param-group key
+// "<p>.param_groups.<index>.<field>" (StateDictOptions(flatten_optimizer_state_dict=True)),
+// or "" when `key` is not a param-group key or `objects` does not name the group's parameters.
+std::string per_parameter_key(const std::string& key, const std::map<std::string, ObjectValue>& objects) {
+  const auto groups = key.find(".param_groups.");
+  if (groups == std::string::npos) return "";
+  const auto index_at = groups + 14, field_at = key.find('.', index_at);
+  if (field_at == std::string::npos) return "";
+  const auto head = key.substr(0, index_at);
+  const auto params = objects.find(head + key.substr(index_at, field_at - index_at) + ".params");
+  if (params == objects.end()) return "";
+  const auto* names = std::get_if<std::vector<std::string>>(&params->second);
+  if (names == nullptr || names->empty()) return "";
+  return head + names->front() + key.substr(field_at);
+}
 
 // The part of `tensor` (which holds `box`) that lies in `part`.
 at::Tensor slice(const at::Tensor& tensor, const Box& box, const Box& part) {
@@ -110,7 +54,10 @@ struct FolderReader::Impl {
   std::string meta_path;
   Metadata metadata;
   std::map<std::pair<std::string, std::vector<std::int64_t>>, const StorageInfo*> stored;
+  std::map<std::string, const StorageInfo*> byte_items;
   ItemReader reader;
+
+  void load_objects(ShardedState& wanted, const std::string& prefix);
 
   explicit Impl(const std::string& folder)
       : dir(folder), meta_path((fs::path(folder) / ".metadata").string()), reader(folder) {
@@ -120,6 +67,7 @@ struct FolderReader::Impl {
     if (metadata.storage_data)
       for (const auto& [index, info] : *metadata.storage_data)
         if (index.offset) stored[{index.fqn, *index.offset}] = &info;
+        else byte_items[index.fqn] = &info;
   }
 };
 
@@ -171,13 +119,37 @@ void FolderReader::load(ShardedState& wanted, const std::string& prefix) {
                               " holds a tensor of shape " + shape_text(data.sizes().vec()) +
                               ", the metadata says " + shape_text(box.sizes));
         }
-        slice(chunk.data, chunk.box, overlap).copy_(slice(data, box, overlap));  // casts dtypes
+        const auto source = slice(data, box, overlap);
+        ItemReader::prefetch(source);
+        slice(chunk.data, chunk.box, overlap).copy_(source);  // casts dtypes
         covered += overlap.numel();
       }
       if (covered != chunk.box.numel())
         throw FormatError(meta_path + ": the saved chunks of '" + key + "' cover " +
                           std::to_string(covered) + " of the " + std::to_string(chunk.box.numel()) +
                           " elements wanted at " + shape_text(chunk.box.offsets) + " (they leave holes)");
+    }
+  }
+  impl_->load_objects(wanted, prefix);
+}
+
+void FolderReader::Impl::load_objects(ShardedState& wanted, const std::string& prefix) {
+  std::map<std::string, ObjectValue> found;
+  for (const auto& [key, value] : wanted.objects) {
+    if (key.rfind(prefix, 0) != 0) continue;
+    auto it = byte_items.find(key);
+    if (it == byte_items.end()) it = byte_items.find(per_parameter_key(key, wanted.objects));
+    if (it == byte_items.end()) continue;
+    found[key] = decode_object(reader.bytes(*it->second, key), dir + ": the byte item '" + it->first + "'");
+  }
+  for (auto it = wanted.objects.begin(); it != wanted.objects.end();) {
+    if (it->first.rfind(prefix, 0) != 0) {
+      ++it;
+    } else if (auto f = found.find(it->first); f != found.end()) {
+      it->second = f->second;
+      ++it;
+    } else {
+      it = wanted.objects.erase(it);
     }
   }
 }

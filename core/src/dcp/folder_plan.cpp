@@ -33,7 +33,8 @@ std::string encode_written(const std::vector<WrittenChunk>& chunks) {
   for (const auto& c : chunks)
     text += c.fqn + kField + c.dtype + kField + join(c.global_shape) + kField + join(c.offsets) +
             kField + join(c.sizes) + kField + std::to_string(c.rank) + kField +
-            std::to_string(c.file_offset) + kField + std::to_string(c.length) + '\n';
+            std::to_string(c.file_offset) + kField + std::to_string(c.length) + kField +
+            (c.bytes ? 'b' : 't') + '\n';
   return text;
 }
 
@@ -46,10 +47,11 @@ std::vector<WrittenChunk> decode_written(const std::string& text) {
     std::istringstream fields(line);
     std::string field;
     while (std::getline(fields, field, kField)) f.push_back(field);
-    if (f.size() < 8) throw FormatError("DCP save: a rank's write results are malformed: " + line);
+    if (f.size() != 9 || (f[8] != "b" && f[8] != "t"))
+      throw FormatError("DCP save: a rank's write results are malformed: " + line);
     try {
       chunks.push_back({f[0], f[1], split_ints(f[2]), split_ints(f[3]), split_ints(f[4]),
-                        std::stoi(f[5]), std::stoll(f[6]), std::stoll(f[7])});
+                        std::stoi(f[5]), std::stoll(f[6]), std::stoll(f[7]), f[8] == "b"});
     } catch (const std::logic_error&) {
       throw FormatError("DCP save: a rank's write results are malformed: " + line);
     }

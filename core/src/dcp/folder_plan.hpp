@@ -11,7 +11,8 @@
 
 namespace shardkit::dcp {
 
-/// One tensor chunk a rank wrote: where in the global tensor, where in which file.
+/// One item a rank wrote: a tensor chunk (where in the global tensor) or a byte item (a
+/// non-tensor value; dtype, shapes and offsets empty), and where in which file.
 struct WrittenChunk {
   std::string fqn;
   std::string dtype;  ///< DCP's dtype name, "float32"
@@ -21,6 +22,7 @@ struct WrittenChunk {
   int rank = 0;                  ///< writer: the file is data_file_name(rank)
   std::int64_t file_offset = 0;  ///< first byte of the torch.save blob
   std::int64_t length = 0;       ///< bytes of the blob
+  bool bytes = false;            ///< a byte item (BytesStorageMetadata), not a tensor chunk
 };
 
 /// A rank's write results as text for the gather, and back. decode_written throws

@@ -19,6 +19,7 @@
 #include "shardkit/error.hpp"
 #include "shardkit/files.hpp"
 #include "folder_plan.hpp"
+#include "object_item.hpp"
 
 namespace shardkit::dcp {
 namespace fs = std::filesystem;
@@ -80,6 +81,15 @@ Metadata build_metadata(const std::vector<WrittenChunk>& chunks, const std::stri
   metadata.storage_data.emplace();
   std::map<std::string, std::size_t> entry_of;
   for (const auto& c : chunks) {
+    if (c.bytes) {
+      if (!entry_of.emplace(c.fqn, metadata.state_dict_metadata.size()).second)
+        throw FormatError("DCP save: the byte item '" + c.fqn + "' was written twice");
+      metadata.state_dict_metadata.emplace_back(c.fqn, BytesStorageMetadata{});
+      metadata.planner_data->emplace_back(c.fqn, planner_path(c.fqn));
+      metadata.storage_data->emplace_back(MetadataIndex{c.fqn, std::nullopt, std::nullopt},
+                                          StorageInfo{data_file_name(c.rank), c.file_offset, c.length, std::nullopt});
+      continue;
+    }
     auto [it, added] = entry_of.emplace(c.fqn, metadata.state_dict_metadata.size());
     if (added) {
       TensorStorageMetadata tensor;
@@ -89,7 +99,9 @@ Metadata build_metadata(const std::vector<WrittenChunk>& chunks, const std::stri
       metadata.state_dict_metadata.emplace_back(c.fqn, tensor);
       metadata.planner_data->emplace_back(c.fqn, planner_path(c.fqn));
     }
-    auto& tensor = std::get<TensorStorageMetadata>(metadata.state_dict_metadata[it->second].second);
+    auto* entry = std::get_if<TensorStorageMetadata>(&metadata.state_dict_metadata[it->second].second);
+    if (entry == nullptr) throw FormatError("DCP save: '" + c.fqn + "' is both a tensor and a byte item");
+    auto& tensor = *entry;
     MetadataIndex index{c.fqn, c.offsets, static_cast<std::int64_t>(tensor.chunks.size())};
     tensor.chunks.push_back({c.offsets, c.sizes});
     metadata.storage_data->emplace_back(index, StorageInfo{data_file_name(c.rank), c.file_offset, c.length, std::nullopt});
@@ -137,6 +149,13 @@ void save_folder(const ShardedState& state, const std::string& prefix, const std
         written.file_offset = file.append(blob);
         mine.push_back(std::move(written));
       }
+    }
+    for (const auto& [key, value] : state.objects) {
+      if (key.rfind(prefix, 0) != 0 || rank != 0) continue;  // every rank holds the same values
+      const auto blob = encode_object(value);
+      WrittenChunk written{key, "", {}, {}, {}, rank, 0, static_cast<std::int64_t>(blob.size()), true};
+      written.file_offset = file.append(blob);
+      mine.push_back(std::move(written));
     }
     file.finish();
   }

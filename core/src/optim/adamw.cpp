@@ -77,4 +77,49 @@ std::string AdamW::param_groups_json(double current_lr) const {
   return out.str();
 }
 
+void AdamW::param_groups(ShardedState& out, double current_lr) const {
+  const std::string group = "optimizer.param_groups.0.";
+  std::vector<std::string> names;
+  for (const auto& p : params_) names.push_back(p.name);
+  const std::pair<const char*, ObjectValue> fields[] = {
+      {"lr", current_lr},
+      {"initial_lr", options_.lr},
+      {"betas", std::vector<double>{options_.beta1, options_.beta2}},
+      {"eps", options_.eps},
+      {"weight_decay", options_.weight_decay},
+      {"amsgrad", false},
+      {"maximize", false},
+      {"foreach", std::monostate{}},
+      {"capturable", false},
+      {"differentiable", false},
+      {"fused", std::monostate{}},
+      {"decoupled_weight_decay", true},
+      {"params", std::move(names)},
+  };
+  for (const auto& [field, value] : fields) out.objects[group + field] = value;
+}
+
+std::vector<std::string> AdamW::param_group_differences(const ShardedState& loaded) const {
+  std::vector<std::string> differences;
+  const auto text = [](double v) { return to_string(Value(v)); };
+  const auto compare = [&](const char* field, const std::vector<double>& ours) {
+    const auto it = loaded.objects.find(std::string("optimizer.param_groups.0.") + field);
+    if (it == loaded.objects.end()) return;
+    std::vector<double> theirs;
+    if (const auto* d = std::get_if<double>(&it->second)) theirs = {*d};
+    else if (const auto* i = std::get_if<std::int64_t>(&it->second)) theirs = {static_cast<double>(*i)};
+    else if (const auto* v = std::get_if<std::vector<double>>(&it->second)) theirs = *v;
+    if (theirs == ours) return;
+    std::string saved, wanted;
+    for (std::size_t k = 0; k < theirs.size(); ++k) saved += (k ? "," : "") + text(theirs[k]);
+    for (std::size_t k = 0; k < ours.size(); ++k) wanted += (k ? "," : "") + text(ours[k]);
+    differences.push_back(std::string(field) + "=" + (saved.empty() ? "?" : saved) + " (the options say " +
+                          wanted + ")");
+  };
+  compare("betas", {options_.beta1, options_.beta2});
+  compare("eps", {options_.eps});
+  compare("weight_decay", {options_.weight_decay});
+  return differences;
+}
+
 }  // namespace shardkit

@@ -238,9 +238,15 @@ std::string Trainer::formats_known() const {
 void Trainer::load_state(const std::string& dir, CheckpointFormat& format, bool with_optimizer) {
   ShardedState wanted;
   backend_->model_state(wanted);
-  if (with_optimizer) optimizer_->state(wanted);
+  if (with_optimizer) {
+    optimizer_->state(wanted);
+    optimizer_->param_groups(wanted, 0.0);
+  }
   format.load(wanted, dir, runtime_);
   backend_->model_state_loaded();
+  if (with_optimizer)
+    for (const auto& difference : optimizer_->param_group_differences(wanted))
+      logger()->warn("the checkpoint's optimizer has {}; training continues with the options", difference);
 }
 
 TrainingStep Trainer::training_step_record(std::int64_t step) const {
@@ -272,6 +278,7 @@ void Trainer::save_checkpoint(std::int64_t step) {
   ShardedState state;
   backend_->model_state(state);
   optimizer_->state(state);
+  optimizer_->param_groups(state, scheduler_->lr(step - 1));
   format_->save(state, tmp.string(), runtime_);
   save_rng_state(rng_state_path(tmp.string(), runtime_.rank));
   world.barrier();  // every rank's files are complete before rank 0 publishes

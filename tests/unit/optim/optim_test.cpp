@@ -82,3 +82,26 @@ TEST_CASE("clip_grad_norm matches torch::nn::utils::clip_grad_norm_", "[optim]")
   const double doubled = shardkit::clip_grad_norm(ours, 0.0, [](double s) { return 2 * s; });
   CHECK(doubled == Approx(std::sqrt(2.0) * std::sqrt(shardkit::local_grad_sq_norm(ours))));
 }
+
+TEST_CASE("AdamW's param group has torch.optim.AdamW's fields and names what a checkpoint changes", "[optim]") {
+  auto w = torch::ones({2});
+  shardkit::AdamWOptions options;
+  options.weight_decay = 0.05;
+  shardkit::AdamW adam({{"a.w", w, shardkit::ShardLayout::whole({2}), true}}, options);
+  shardkit::ShardedState state;
+  adam.param_groups(state, 2.5e-4);
+  CHECK(state.objects.size() == 13);
+  CHECK(state.objects.at("optimizer.param_groups.0.lr") == shardkit::ObjectValue(2.5e-4));
+  CHECK(state.objects.at("optimizer.param_groups.0.params") ==
+        shardkit::ObjectValue(std::vector<std::string>{"a.w"}));
+  CHECK(state.objects.at("optimizer.param_groups.0.foreach") == shardkit::ObjectValue(std::monostate{}));
+  CHECK(adam.param_group_differences(state).empty());
+
+  state.objects["optimizer.param_groups.0.weight_decay"] = 0.1;
+  state.objects["optimizer.param_groups.0.betas"] = std::vector<double>{0.9, 0.95};
+  state.objects.erase("optimizer.param_groups.0.eps");  // not in the checkpoint: nothing to say
+  const auto differences = adam.param_group_differences(state);
+  REQUIRE(differences.size() == 2);
+  CHECK(differences[0] == "betas=0.9,0.95 (the options say 0.9,0.999)");
+  CHECK(differences[1] == "weight_decay=0.1 (the options say 0.05)");
+}

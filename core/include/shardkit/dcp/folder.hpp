@@ -28,7 +28,8 @@ std::string data_file_name(int rank);
 
 /// Writes the entries of `state` whose key starts with `prefix` into folder `dir` (created
 /// if missing). Collective over `world` (nullptr: this process alone): each rank writes
-/// and fsyncs its data file (a replicated entry only on rank 0), then rank 0 gathers every
+/// and fsyncs its data file (a replicated entry and the non-tensor entries of
+/// `state.objects`, as torch.save byte items, only on rank 0), then rank 0 gathers every
 /// rank's write results and writes `.metadata`. Throws FormatError on I/O errors.
 void save_folder(const ShardedState& state, const std::string& prefix, const std::string& dir,
                  CommGroup* world);
@@ -38,7 +39,10 @@ void save_folder(const ShardedState& state, const std::string& prefix, const std
 /// wanted box is assembled from the saved chunks that overlap it. Throws FormatError
 /// naming the file and entry when the metadata is malformed, an entry is missing or has
 /// another shape, a chunk's bytes lie outside its file, or the saved chunks leave part of
-/// a wanted box uncovered.
+/// a wanted box uncovered. Non-tensor entries (`wanted.objects` under `prefix`) take the
+/// folder's values; a param-group key "<p>.param_groups.<index>.<field>" is also found under
+/// its per-parameter spelling "<p>.param_groups.<first parameter>.<field>". Those the folder
+/// lacks are removed from `wanted.objects`, so the caller sees what was loaded.
 void load_folder(ShardedState& wanted, const std::string& prefix, const std::string& dir);
 
 /// A checkpoint folder's two DCP folders: "model." entries into kModelFolder, "optimizer."
@@ -50,8 +54,8 @@ void load_checkpoint(ShardedState& wanted, const std::string& dir);
 /// Whether checkpoint folder `dir` holds a DCP model folder.
 bool has_checkpoint_model(const std::string& dir);
 
-/// A DCP folder opened for reading: `.metadata` read and checked once, items read by byte
-/// range when load() needs them. load_folder() is FolderReader(dir).load(wanted, prefix).
+/// A DCP folder opened for reading: `.metadata` read and checked once, data files mapped
+/// into memory, and of each item only the pages load() copies from are read. load_folder() is FolderReader(dir).load(wanted, prefix).
 class FolderReader {
  public:
   /// Throws FormatError when `dir` has no readable, well-formed `.metadata`.

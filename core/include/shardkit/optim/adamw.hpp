@@ -38,6 +38,16 @@ class AdamW {
   void state(ShardedState& out);
   /// The param-group settings as JSON (optimizer_param_groups.json).
   std::string param_groups_json(double current_lr) const;
+  /// Adds the param group as torch.optim.AdamW's, keyed as accelerate's DCP save flattens
+  /// it: "optimizer.param_groups.0.<field>" for lr (`current_lr`), initial_lr, betas, eps,
+  /// weight_decay, amsgrad, maximize, foreach, capturable, differentiable, fused,
+  /// decoupled_weight_decay, and params (the parameter names), so that Python loads the
+  /// DCP optimizer folder into a torch.optim.AdamW.
+  void param_groups(ShardedState& out, double current_lr) const;
+  /// What a loaded param group (`loaded`, filled by a format from a checkpoint) sets
+  /// differently from these options: one "weight_decay=0.1 (the options say 0.01)" per field
+  /// among betas, eps and weight_decay; empty when they agree or were not loaded.
+  std::vector<std::string> param_group_differences(const ShardedState& loaded) const;
 
   const AdamWOptions& options() const { return options_; }
   const std::vector<ParamShard>& params() const { return params_; }
