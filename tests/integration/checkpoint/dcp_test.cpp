@@ -6,6 +6,7 @@
 #include <map>
 
 #include "../distributed/launch.hpp"
+#include "shardkit/files.hpp"
 
 using namespace shardkit::test;
 namespace fs = std::filesystem;
@@ -57,6 +58,26 @@ TEST_CASE("a 2-rank dcp checkpoint opens with PyTorch's dcp.load, equal to the s
   INFO(r.output);
   CHECK(r.exit_code == 0);
   CHECK(contains(r.output, "OK "));
+
+  // docs/checkpoints.md's first Python block, as printed there, on this checkpoint.
+  auto docs = slurp(std::string(SHARDKIT_SOURCE_DIR) + "/docs/checkpoints.md");
+  const auto heading = docs.find("### Opening a shardkit checkpoint in Python");
+  REQUIRE(heading != std::string::npos);
+  const auto begin = docs.find("```python\n", heading) + 10, end = docs.find("```", begin);
+  auto snippet = docs.substr(begin, end - begin);
+  const std::string example = "outputs/train/run/checkpoints/last";
+  REQUIRE(snippet.find(example) != std::string::npos);
+  snippet.replace(snippet.find(example), example.size(), runs.dcp + "/checkpoints/last");
+  snippet += "from safetensors.torch import load_file\n"
+             "w = load_file('" + runs.st + step + "/pretrained_model/model.safetensors')\n"
+             "assert sorted(w) == sorted(state['model']), (sorted(w), sorted(state['model']))\n"
+             "assert all(torch.equal(w[k], state['model'][k]) for k in w)\n"
+             "print('SNIPPET OK', len(w))\n";
+  const auto script = runs.dir / "snippet.py";
+  shardkit::write_text_file(script, snippet);
+  const auto s = run_command(python() + " " + shell_quote(script));
+  INFO(snippet << s.output);
+  CHECK(contains(s.output, "SNIPPET OK"));
 
   // shardkit-convert-dcp merges the shards into the very file the safetensors run wrote.
   const auto merged = runs.dir / "merged.safetensors";
