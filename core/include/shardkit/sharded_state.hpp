@@ -29,7 +29,8 @@ struct Box {
 
 /// A box covering all of a tensor of `shape`.
 Box full_box(const std::vector<std::int64_t>& shape);
-/// The intersection of two boxes, or false when they do not overlap.
+/// The intersection of two boxes in `out`; false when they share no element (an empty box
+/// shares none, and boxes of different rank are disjoint). Symmetric in `a` and `b`.
 bool intersect(const Box& a, const Box& b, Box& out);
 
 /// How a rank's local tensor maps onto the global tensor: each chunk is a contiguous

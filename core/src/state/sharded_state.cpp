@@ -24,7 +24,7 @@ bool intersect(const Box& a, const Box& b, Box& out) {
   for (std::size_t d = 0; d < a.offsets.size(); ++d) {
     const auto lo = std::max(a.offsets[d], b.offsets[d]);
     const auto hi = std::min(a.offsets[d] + a.sizes[d], b.offsets[d] + b.sizes[d]);
-    if (hi < lo || (hi == lo && a.sizes[d] != 0)) return false;
+    if (hi <= lo) return false;  // no element in common (an empty box overlaps nothing)
     out.offsets[d] = lo;
     out.sizes[d] = hi - lo;
   }
