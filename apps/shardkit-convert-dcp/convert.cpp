@@ -44,7 +44,7 @@ Converted convert_folder(const std::string& dcp_dir, const std::string& output,
     const auto& key = key_of.at(ref.name);
     ShardedState one;
     current = at::empty(ref.shape, at::TensorOptions().dtype(st::scalar_type_of(ref.dtype)));
-    one.add(key, current, ShardLayout::whole(ref.shape), /*replicated=*/true);
+    one.add(key, current, ShardLayout::whole(ref.shape), Replicas::none());
     reader.load(one, key);
     ++done.tensors;
     done.bytes += ref.nbytes;

@@ -5,16 +5,15 @@
 #include <spdlog/logger.h>
 
 #include <shardkit/backend.hpp>
+#include <shardkit/broadcast.hpp>
 #include <shardkit/comm.hpp>
 #include <shardkit/config.hpp>
 #include <shardkit/error.hpp>
 #include <shardkit/mesh.hpp>
 #include <shardkit/module_state.hpp>
-#include <shardkit/optim/grad_clip.hpp>
 #include <shardkit/plugin.hpp>
 #include <shardkit/runtime.hpp>
 
-#include "broadcast.hpp"
 #include "grad_reducer.hpp"
 
 namespace {
@@ -22,9 +21,9 @@ namespace {
 using shardkit::ddp::GradReducer;
 using shardkit::ddp::ReducerOptions;
 
-class DdpBackend final : public shardkit::Backend {
+class DdpBackend final : public shardkit::WholeParameterBackend {
  public:
-  explicit DdpBackend(const shardkit::PluginContext& ctx) : logger_(ctx.logger) {
+  explicit DdpBackend(const shardkit::PluginContext& ctx) : WholeParameterBackend("ddp"), logger_(ctx.logger) {
     const auto& o = ctx.options;
     const double cap_mb = o.get_float("bucket_cap_mb");
     if (!(cap_mb > 0))
@@ -47,28 +46,24 @@ class DdpBackend final : public shardkit::Backend {
       local_group_ = shardkit::make_local_group("dp");
       group_ = local_group_.get();
     }
+    set_replicas(shardkit::Replicas::among(group_->rank(), group_->size()));
   }
 
   void setup(shardkit::Policy& policy) override {
-    policy_ = &policy;
+    WholeParameterBackend::setup(policy);
     // Ranks start identical whatever their seeds: rank 0's parameters and buffers win.
     std::vector<torch::Tensor> tensors;
     for (const auto& p : policy.parameters()) tensors.push_back(p);
     for (const auto& b : policy.buffers()) tensors.push_back(b);
-    shardkit::ddp::broadcast_from_rank0(*group_, tensors);
+    shardkit::broadcast_from_rank0(*group_, tensors);
     buffers_ = policy.buffers();
 
-    auto params = shardkit::replicated_param_shards(policy);
-    for (const auto& p : params) grads_of_.push_back(p.param);
+    auto params = parameters();
     const auto num_params = params.size();
     reducer_ = std::make_unique<GradReducer>(std::move(params), *group_, options_);
     if (logger_)
       logger_->info("ddp: {} buckets (cap {} MB) over {} parameters, world {}",
                     reducer_->num_buckets(), cap_mb_, num_params, group_->size());
-  }
-
-  std::vector<shardkit::ParamShard> parameters() override {
-    return shardkit::replicated_param_shards(policy());
   }
 
   void set_gradient_sync(bool enabled) override { reducer().set_sync(enabled); }
@@ -78,26 +73,10 @@ class DdpBackend final : public shardkit::Backend {
     // Buffers (e.g. running statistics) drift apart in forward; rank 0's win, as with
     // PyTorch's broadcast_buffers, so the next forward starts from identical buffers.
     if (broadcast_buffers_ && !buffers_.empty())
-      shardkit::ddp::broadcast_from_rank0(*group_, buffers_);
-  }
-
-  double clip_grad_norm(double max_norm) override {
-    // After finish_gradients() every rank holds the same averaged gradients, so the local
-    // norm is the global one: no reduction.
-    std::vector<torch::Tensor> grads;
-    for (const auto& p : grads_of_) grads.push_back(p.grad());
-    return shardkit::clip_grad_norm(grads, max_norm);
-  }
-
-  void model_state(shardkit::ShardedState& state) override {
-    shardkit::add_replicated_module_state(state, policy());
+      shardkit::broadcast_from_rank0(*group_, buffers_);
   }
 
  private:
-  shardkit::Policy& policy() const {
-    if (!policy_) throw shardkit::RuntimeError("backend ddp: setup() must be called first");
-    return *policy_;
-  }
   GradReducer& reducer() const {
     if (!reducer_) throw shardkit::RuntimeError("backend ddp: setup() must be called first");
     return *reducer_;
@@ -109,8 +88,6 @@ class DdpBackend final : public shardkit::Backend {
   bool broadcast_buffers_ = true;
   std::shared_ptr<shardkit::CommGroup> local_group_;
   shardkit::CommGroup* group_ = nullptr;  // the mesh's dp group (the mesh outlives us)
-  shardkit::Policy* policy_ = nullptr;
-  std::vector<torch::Tensor> grads_of_;  // trainable parameters, for clipping
   std::vector<torch::Tensor> buffers_;
   std::unique_ptr<GradReducer> reducer_;
 };

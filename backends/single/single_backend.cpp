@@ -2,15 +2,14 @@
 #include <shardkit/backend.hpp>
 #include <shardkit/error.hpp>
 #include <shardkit/module_state.hpp>
-#include <shardkit/optim/grad_clip.hpp>
 #include <shardkit/plugin.hpp>
 #include <shardkit/runtime.hpp>
 
 namespace {
 
-class SingleBackend final : public shardkit::Backend {
+class SingleBackend final : public shardkit::WholeParameterBackend {
  public:
-  explicit SingleBackend(const shardkit::PluginContext& ctx) {
+  explicit SingleBackend(const shardkit::PluginContext& ctx) : WholeParameterBackend("single") {
     if (ctx.runtime && ctx.runtime->multi_process())
       throw shardkit::ConfigError(
           "--distributed_backend=single runs one process, but this process is rank " +
@@ -20,27 +19,8 @@ class SingleBackend final : public shardkit::Backend {
           "--distributed_backend=auto (or ddp) under a launcher, or start one process");
   }
 
-  void setup(shardkit::Policy& policy) override { policy_ = &policy; }
-
-  std::vector<shardkit::ParamShard> parameters() override {
-    return shardkit::replicated_param_shards(*policy_);
-  }
-
   void set_gradient_sync(bool) override {}
   void finish_gradients() override {}
-
-  double clip_grad_norm(double max_norm) override {
-    std::vector<torch::Tensor> grads;
-    for (const auto& p : policy_->parameters()) grads.push_back(p.grad());
-    return shardkit::clip_grad_norm(grads, max_norm);
-  }
-
-  void model_state(shardkit::ShardedState& state) override {
-    shardkit::add_replicated_module_state(state, *policy_);
-  }
-
- private:
-  shardkit::Policy* policy_ = nullptr;
 };
 
 std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& ctx) {

@@ -18,7 +18,7 @@ struct ParamShard {
   std::string name;    ///< the parameter's fully qualified name in the policy
   torch::Tensor param;  ///< local tensor the optimizer updates (its .grad() is read)
   ShardLayout layout;   ///< where `param` lies in the global parameter
-  bool replicated = true;  ///< every rank holds the same values (no sharding)
+  Replicas replicas;    ///< the ranks holding the same values (no default: say it)
 };
 
 /// A distribution strategy. The trainer calls, per loop step:

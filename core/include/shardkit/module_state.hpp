@@ -1,4 +1,4 @@
-// Replicated model state and parameters: what every backend that keeps whole parameters reports.
+// Whole-parameter model state: what every backend that keeps whole parameters reports.
 #pragma once
 
 #include <string>
@@ -12,13 +12,40 @@
 namespace shardkit {
 
 /// Adds every parameter, then every buffer, of `module` to `state` as one whole box each,
-/// keyed `prefix` + its name and marked replicated. The entries are views of the module's
+/// keyed `prefix` + its name, held as `replicas` says. The entries are views of the module's
 /// tensors, so loading into `state` writes straight into the module.
-void add_replicated_module_state(ShardedState& state, const torch::nn::Module& module,
-                                 const std::string& prefix = "model.");
+void add_whole_module_state(ShardedState& state, const torch::nn::Module& module, Replicas replicas,
+                            const std::string& prefix = "model.");
 
 /// The trainable parameters of `module` (requires_grad), in registration order, each as a
-/// whole, replicated ParamShard named by its fully qualified name.
-std::vector<ParamShard> replicated_param_shards(const torch::nn::Module& module);
+/// whole ParamShard named by its fully qualified name and held as `replicas` says.
+std::vector<ParamShard> whole_param_shards(const torch::nn::Module& module, Replicas replicas);
+
+/// The base of backends whose ranks each hold every parameter whole (single, ddp): the
+/// parameters, the model state and gradient clipping, which need no communication once the
+/// gradients are identical on every rank (after finish_gradients()).
+class WholeParameterBackend : public Backend {
+ public:
+  /// `name` is the backend's, for messages.
+  explicit WholeParameterBackend(std::string name);
+  ~WholeParameterBackend() override;
+  /// Remembers the policy and the ranks that hold copies of it (Replicas::none() alone).
+  void setup(Policy& policy) override;
+  std::vector<ParamShard> parameters() override;
+  /// The global norm from the local gradients: they are the same on every rank.
+  double clip_grad_norm(double max_norm) override;
+  void model_state(ShardedState& state) override;
+
+ protected:
+  /// Sets who holds copies of the parameters; call before or in setup(). Default: none().
+  void set_replicas(Replicas replicas) { replicas_ = replicas; }
+  /// The policy given to setup(); RuntimeError naming the backend before that.
+  Policy& policy() const;
+
+ private:
+  std::string name_;
+  Policy* policy_ = nullptr;
+  Replicas replicas_ = Replicas::none();
+};
 
 }  // namespace shardkit

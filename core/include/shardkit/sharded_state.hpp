@@ -33,6 +33,34 @@ Box full_box(const std::vector<std::int64_t>& shape);
 /// shares none, and boxes of different rank are disjoint). Symmetric in `a` and `b`.
 bool intersect(const Box& a, const Box& b, Box& out);
 
+/// Which ranks hold identical copies of a piece of state, and which copy this rank holds: a
+/// ddp parameter is copied on every rank of the data-parallel group, an HSDP shard on the
+/// ranks of its replica group, a plain shard only here. Saving writes copy 0 once. There is no
+/// default: whoever produces state says how it is replicated.
+///
+///   Replicas::among(group.rank(), group.size())   // every rank of `group` holds the same
+///   Replicas::none()                              // only this rank holds it
+class Replicas {
+ public:
+  /// This rank alone holds the data (a shard, or the state of a single process).
+  static Replicas none() { return Replicas(0, 1); }
+  /// `count` ranks hold identical copies and this rank holds copy `index`; throws
+  /// RuntimeError unless 0 <= index < count.
+  static Replicas among(int index, int count);
+  /// This rank's copy (0 .. count() - 1).
+  int index() const { return index_; }
+  /// How many ranks hold a copy.
+  int count() const { return count_; }
+  /// Whether this rank's copy is the one a save writes (copy 0).
+  bool saved_here() const { return index_ == 0; }
+  bool operator==(const Replicas&) const = default;
+
+ private:
+  Replicas(int index, int count) : index_(index), count_(count) {}
+  int index_;
+  int count_;
+};
+
 /// How a rank's local tensor maps onto the global tensor: each chunk is a contiguous
 /// range of the local tensor's flattened elements holding one box in row-major order.
 /// Dim-0 sharding gives one chunk; a flat ZeRO range gives several.
@@ -59,7 +87,7 @@ struct StateEntry {
   std::vector<std::int64_t> global_shape;
   at::ScalarType dtype = at::kFloat;
   std::vector<TensorChunk> chunks;  ///< the boxes this rank holds
-  bool replicated = false;          ///< every rank holds the same data: write it once
+  Replicas replicas;                ///< who holds the same boxes; copy 0 is saved
 };
 
 /// A non-tensor value of the state, as Python holds it: None, bool, int, float, str, a tuple
@@ -78,7 +106,7 @@ struct ShardedState {
   /// Adds `local` under `key`, cut into views along `layout` (no copies: loading into
   /// the views writes straight into `local`).
   void add(const std::string& key, const at::Tensor& local, const ShardLayout& layout,
-           bool replicated = false);
+           Replicas replicas);
   /// Entries whose key starts with `prefix`.
   std::vector<std::string> keys_with_prefix(const std::string& prefix) const;
 };

@@ -139,7 +139,7 @@ void save_folder(const ShardedState& state, const std::string& prefix, const std
     DataFile file((fs::path(dir) / data_file_name(rank)).string());
     for (const auto& [key, entry] : state.tensors) {
       if (key.rfind(prefix, 0) != 0) continue;
-      if (entry.replicated && rank != 0) continue;  // written once, by rank 0
+      if (!entry.replicas.saved_here()) continue;  // one copy of identical data is written
       for (const auto& chunk : entry.chunks) {
         // A clone: torch.save of a view would store its whole underlying storage.
         const auto data = chunk.data.detach().to(torch::kCPU).contiguous().clone();

@@ -9,8 +9,8 @@
 
 namespace shardkit {
 
-AdamW::AdamW(std::vector<ParamShard> params, AdamWOptions options)
-    : params_(std::move(params)), options_(options) {
+AdamW::AdamW(std::vector<ParamShard> params, AdamWOptions options, Replicas step_replicas)
+    : params_(std::move(params)), options_(options), step_replicas_(step_replicas) {
   for (const auto& p : params_)
     if (slots_.count(p.name)) throw RuntimeError("AdamW: parameter '" + p.name + "' given twice");
 }
@@ -55,9 +55,9 @@ void AdamW::state(ShardedState& out) {
   for (const auto& p : params_) {
     auto& s = slot_for(p);
     const std::string prefix = "optimizer.state." + p.name + ".";
-    out.add(prefix + "exp_avg", s.exp_avg, p.layout, p.replicated);
-    out.add(prefix + "exp_avg_sq", s.exp_avg_sq, p.layout, p.replicated);
-    out.add(prefix + "step", s.step, ShardLayout::whole({}), /*replicated=*/true);
+    out.add(prefix + "exp_avg", s.exp_avg, p.layout, p.replicas);
+    out.add(prefix + "exp_avg_sq", s.exp_avg_sq, p.layout, p.replicas);
+    out.add(prefix + "step", s.step, ShardLayout::whole({}), step_replicas_);
   }
 }
 

@@ -38,14 +38,18 @@ ShardLayout ShardLayout::whole(const std::vector<std::int64_t>& shape) {
   return layout;
 }
 
+Replicas Replicas::among(int index, int count) {
+  if (count < 1 || index < 0 || index >= count)
+    throw RuntimeError("Replicas::among(" + std::to_string(index) + ", " + std::to_string(count) +
+                       "): a rank's copy must be in 0.." + std::to_string(count - 1));
+  return Replicas(index, count);
+}
+
 void ShardedState::add(const std::string& key, const at::Tensor& local, const ShardLayout& layout,
-                       bool replicated) {
+                       Replicas replicas) {
   if (!local.is_contiguous())
     throw RuntimeError("sharded state entry '" + key + "' is not contiguous");
-  StateEntry entry;
-  entry.global_shape = layout.global_shape;
-  entry.dtype = local.scalar_type();
-  entry.replicated = replicated;
+  StateEntry entry{layout.global_shape, local.scalar_type(), {}, replicas};
   const auto flat = local.detach().reshape({-1});  // views share storage, no autograd
   for (const auto& chunk : layout.chunks) {
     const auto n = chunk.box.numel();
@@ -53,7 +57,7 @@ void ShardedState::add(const std::string& key, const at::Tensor& local, const Sh
       throw RuntimeError("sharded state entry '" + key + "': chunk exceeds the local tensor");
     entry.chunks.push_back({chunk.box, flat.narrow(0, chunk.local_offset, n).view(chunk.box.sizes)});
   }
-  tensors[key] = std::move(entry);
+  tensors.insert_or_assign(key, std::move(entry));
 }
 
 std::vector<std::string> ShardedState::keys_with_prefix(const std::string& prefix) const {

@@ -79,7 +79,8 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   adam.beta2 = config_.get_float("optimizer.beta2");
   adam.eps = config_.get_float("optimizer.eps");
   adam.weight_decay = config_.get_float("optimizer.weight_decay");
-  optimizer_ = std::make_unique<AdamW>(backend_->parameters(), adam);
+  optimizer_ = std::make_unique<AdamW>(backend_->parameters(), adam,
+                                       Replicas::among(mesh_->world().rank(), mesh_->world().size()));
 
   SchedulerOptions sched;
   sched.type = config_.get_string("scheduler.type");

@@ -42,7 +42,7 @@ TEST_CASE("loading a few rows of a large saved chunk reads about those rows only
   const std::int64_t rows = 1024, cols = 16384;  // 64 MiB of float32 in one item
   const auto full = torch::arange(rows * cols, torch::kFloat).reshape({rows, cols});
   shardkit::ShardedState state;
-  state.add("model.big", full, shardkit::ShardLayout::whole({rows, cols}), true);
+  state.add("model.big", full, shardkit::ShardLayout::whole({rows, cols}), shardkit::Replicas::none());
   const auto dir = tmp / "folder";
   dcp::save_folder(state, "model.", dir, nullptr);
   const auto data = dir + "/" + dcp::data_file_name(0);
@@ -54,7 +54,7 @@ TEST_CASE("loading a few rows of a large saved chunk reads about those rows only
   layout.global_shape = {rows, cols};
   layout.chunks = {{{{512, 0}, {4, cols}}, 0}};  // rows 512-515: 256 KiB from the middle
   auto part = torch::zeros({4, cols});
-  wanted.add("model.big", part, layout, false);
+  wanted.add("model.big", part, layout, shardkit::Replicas::none());
   dcp::load_folder(wanted, "model.", dir);
   CHECK(torch::equal(part, full.narrow(0, 512, 4)));
   const auto read = resident_bytes(data, /*evict_first=*/false);

@@ -21,7 +21,7 @@ std::string save_two_chunks(const shardkit::test::TempDir& tmp, const torch::Ten
   shardkit::ShardLayout layout;
   layout.global_shape = {4, 3};
   layout.chunks = {{{{0, 0}, {2, 3}}, 0}, {{{2, 0}, {2, 3}}, 6}};
-  state.add("model.w", full.clone(), layout, /*replicated=*/false);
+  state.add("model.w", full.clone(), layout, shardkit::Replicas::none());
   const auto dir = tmp / "folder";
   dcp::save_folder(state, "model.", dir, nullptr);
   return dir;
@@ -29,7 +29,7 @@ std::string save_two_chunks(const shardkit::test::TempDir& tmp, const torch::Ten
 
 std::string load_error(const std::string& dir) {
   shardkit::ShardedState wanted;
-  wanted.add("model.w", torch::zeros({4, 3}), shardkit::ShardLayout::whole({4, 3}), true);
+  wanted.add("model.w", torch::zeros({4, 3}), shardkit::ShardLayout::whole({4, 3}), shardkit::Replicas::none());
   try {
     dcp::load_folder(wanted, "model.", dir);
   } catch (const shardkit::FormatError& e) {
@@ -53,7 +53,7 @@ TEST_CASE("a box is assembled from the saved chunks that overlap it", "[dcp][fol
   shardkit::ShardLayout layout;
   layout.global_shape = {4, 3};
   layout.chunks = {{{{1, 0}, {2, 3}}, 0}};
-  wanted.add("model.w", middle, layout, false);
+  wanted.add("model.w", middle, layout, shardkit::Replicas::none());
   dcp::load_folder(wanted, "model.", dir);
   CHECK(torch::equal(middle, full.narrow(0, 1, 2)));
 }
@@ -80,7 +80,7 @@ TEST_CASE("saved chunks that overlap or leave holes are refused", "[dcp][folder]
   // A wanted entry the folder does not have.
   shardkit::write_text_file(meta_path, dcp::write_metadata(original));
   shardkit::ShardedState other;
-  other.add("model.missing", torch::zeros({2}), shardkit::ShardLayout::whole({2}), true);
+  other.add("model.missing", torch::zeros({2}), shardkit::ShardLayout::whole({2}), shardkit::Replicas::none());
   CHECK_THROWS_WITH(dcp::load_folder(other, "model.", dir), Catch::Contains("has no entry 'model.missing'"));
 }
 

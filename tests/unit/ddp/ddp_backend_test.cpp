@@ -233,7 +233,7 @@ TEST_CASE("ddp reports replicated parameters and state, and clips by the local n
   std::vector<std::string> names;
   for (const auto& p : backend->parameters()) {
     names.push_back(p.name);
-    CHECK(p.replicated);
+    CHECK(p.replicas == shardkit::Replicas::among(0, 1));  // a group of one
   }
   CHECK(names == std::vector<std::string>{"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "spare.weight"});
 
@@ -243,7 +243,7 @@ TEST_CASE("ddp reports replicated parameters and state, and clips by the local n
         std::vector<std::string>{"model.fc1.bias", "model.fc1.weight", "model.fc2.bias",
                                  "model.fc2.weight", "model.seen", "model.spare.bias",
                                  "model.spare.weight"});
-  CHECK(state.tensors.at("model.seen").replicated);
+  CHECK(state.tensors.at("model.seen").replicas == shardkit::Replicas::among(0, 1));
   CHECK(state.tensors.at("model.fc1.weight").chunks.at(0).data.data_ptr() ==
         policy->fc1->weight.data_ptr());
 

@@ -13,7 +13,7 @@ TEST_CASE("AdamW matches torch::optim::AdamW step for step", "[optim]") {
   torch::manual_seed(3);
   auto ours = torch::randn({4, 5}).set_requires_grad(true);
   auto theirs = ours.detach().clone().set_requires_grad(true);
-  shardkit::AdamW adam({{"w", ours, shardkit::ShardLayout::whole({4, 5}), true}}, {});
+  shardkit::AdamW adam({{"w", ours, shardkit::ShardLayout::whole({4, 5}), shardkit::Replicas::none()}}, {}, shardkit::Replicas::none());
   torch::optim::AdamW reference({theirs}, torch::optim::AdamWOptions(1e-3).weight_decay(1e-2));
   for (int step = 0; step < 5; ++step) {
     const auto grad = torch::randn({4, 5});
@@ -32,7 +32,7 @@ TEST_CASE("AdamW matches torch::optim::AdamW step for step", "[optim]") {
 
 TEST_CASE("AdamW skips parameters without gradients and zero_grad drops them", "[optim]") {
   auto p = torch::ones({3}).set_requires_grad(true);
-  shardkit::AdamW adam({{"p", p, shardkit::ShardLayout::whole({3}), true}}, {});
+  shardkit::AdamW adam({{"p", p, shardkit::ShardLayout::whole({3}), shardkit::Replicas::none()}}, {}, shardkit::Replicas::none());
   adam.step(0.1);
   CHECK(torch::equal(p, torch::ones({3})));
   p.mutable_grad() = torch::ones({3});
@@ -87,7 +87,7 @@ TEST_CASE("AdamW's param group has torch.optim.AdamW's fields and names what a c
   auto w = torch::ones({2});
   shardkit::AdamWOptions options;
   options.weight_decay = 0.05;
-  shardkit::AdamW adam({{"a.w", w, shardkit::ShardLayout::whole({2}), true}}, options);
+  shardkit::AdamW adam({{"a.w", w, shardkit::ShardLayout::whole({2}), shardkit::Replicas::none()}}, options, shardkit::Replicas::none());
   shardkit::ShardedState state;
   adam.param_groups(state, 2.5e-4);
   CHECK(state.objects.size() == 13);

@@ -56,6 +56,16 @@ TEST_CASE("intersect works per dimension; scalars and mismatched ranks", "[state
   CHECK(shardkit::full_box({3, 0}).numel() == 0);
 }
 
+TEST_CASE("Replicas say which copy a rank holds and refuse impossible ones", "[state][box]") {
+  CHECK(shardkit::Replicas::none().saved_here());
+  CHECK(shardkit::Replicas::none().count() == 1);
+  CHECK(shardkit::Replicas::among(0, 4).saved_here());
+  CHECK_FALSE(shardkit::Replicas::among(3, 4).saved_here());
+  CHECK_THROWS_WITH(shardkit::Replicas::among(4, 4), Catch::Contains("must be in 0..3"));
+  CHECK_THROWS(shardkit::Replicas::among(0, 0));
+  CHECK_THROWS(shardkit::Replicas::among(-1, 2));
+}
+
 TEST_CASE("a local tensor cut into several chunks gives views of it", "[state][box]") {
   // A flat ZeRO-style range: elements 5..12 of a 4 x 4 tensor, i.e. the end of row 1, row 2
   // and the start of row 3, held as one local tensor of 8 elements.
@@ -64,7 +74,7 @@ TEST_CASE("a local tensor cut into several chunks gives views of it", "[state][b
   layout.global_shape = {4, 4};
   layout.chunks = {{Box{{1, 1}, {1, 3}}, 0}, {Box{{2, 0}, {1, 4}}, 3}, {Box{{3, 0}, {1, 1}}, 7}};
   shardkit::ShardedState state;
-  state.add("model.w", local, layout, false);
+  state.add("model.w", local, layout, shardkit::Replicas::none());
   const auto& entry = state.tensors.at("model.w");
   REQUIRE(entry.chunks.size() == 3);
   CHECK(torch::equal(entry.chunks[1].data, torch::tensor({{3.f, 4.f, 5.f, 6.f}})));
@@ -72,8 +82,8 @@ TEST_CASE("a local tensor cut into several chunks gives views of it", "[state][b
   CHECK(local[7].item<float>() == -1);
 
   layout.chunks.push_back({Box{{3, 1}, {1, 2}}, 7});  // runs past the 8 local elements
-  CHECK_THROWS_WITH(state.add("model.w", local, layout, false), Catch::Contains("exceeds the local tensor"));
-  CHECK_THROWS_WITH(state.add("model.t", torch::zeros({4, 4}).t(), shardkit::ShardLayout::whole({4, 4}), false),
+  CHECK_THROWS_WITH(state.add("model.w", local, layout, shardkit::Replicas::none()), Catch::Contains("exceeds the local tensor"));
+  CHECK_THROWS_WITH(state.add("model.t", torch::zeros({4, 4}).t(), shardkit::ShardLayout::whole({4, 4}), shardkit::Replicas::none()),
                     Catch::Contains("not contiguous"));
   CHECK(state.keys_with_prefix("model.") == std::vector<std::string>{"model.w"});
 }

@@ -25,7 +25,9 @@ struct AdamWOptions {
 /// single-tensor path. State per parameter name: exp_avg, exp_avg_sq, step.
 class AdamW {
  public:
-  AdamW(std::vector<ParamShard> params, AdamWOptions options);
+  /// `step_replicas`: the ranks that hold identical step counters (every rank of the run that
+  /// steps a piece of the same parameters; Replicas::none() for one process).
+  AdamW(std::vector<ParamShard> params, AdamWOptions options, Replicas step_replicas);
 
   /// One update with learning rate `lr` on every parameter that has a gradient.
   void step(double lr);
@@ -60,6 +62,7 @@ class AdamW {
 
   std::vector<ParamShard> params_;
   AdamWOptions options_;
+  Replicas step_replicas_;
   std::map<std::string, Slot> slots_;
 };
 

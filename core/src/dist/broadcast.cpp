@@ -1,11 +1,11 @@
 // Coalesced broadcast: tensors grouped by dtype and device, flattened, broadcast, copied back.
-#include "broadcast.hpp"
+#include "shardkit/broadcast.hpp"
 
 #include <map>
 #include <string>
 #include <utility>
 
-namespace shardkit::ddp {
+namespace shardkit {
 
 void broadcast_from_rank0(CommGroup& group, const std::vector<torch::Tensor>& tensors) {
   if (group.size() == 1) return;
@@ -28,4 +28,4 @@ void broadcast_from_rank0(CommGroup& group, const std::vector<torch::Tensor>& te
   }
 }
 
-}  // namespace shardkit::ddp
+}  // namespace shardkit
