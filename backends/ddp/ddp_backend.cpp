@@ -66,7 +66,7 @@ class DdpBackend final : public shardkit::WholeParameterBackend {
                     reducer_->num_buckets(), cap_mb_, num_params, group_->size());
   }
 
-  void set_gradient_sync(bool enabled) override { reducer().set_sync(enabled); }
+  void begin_micro_step(bool sync) override { reducer().set_sync(sync); }
 
   void finish_gradients() override {
     reducer().finish();
@@ -110,6 +110,7 @@ std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& ctx) {
 
 }  // namespace
 
-SHARDKIT_PLUGIN(backend, ddp, "0.1.0",
-                "Data parallel: replicas on every rank, bucketed gradient all-reduce overlapping backward",
-                kOptions, make)
+SHARDKIT_PLUGIN_WITH_CAPABILITIES(
+    backend, ddp, "0.1.0",
+    "Data parallel: replicas on every rank, bucketed gradient all-reduce overlapping backward",
+    kOptions, make, shardkit::kMultiProcess)

@@ -1,25 +1,17 @@
-// Backend `single`: one process, no communication; refuses to run under a multi-process launcher.
+// Backend `single`: one process, no communication.
 #include <shardkit/backend.hpp>
-#include <shardkit/error.hpp>
 #include <shardkit/module_state.hpp>
 #include <shardkit/plugin.hpp>
-#include <shardkit/runtime.hpp>
 
 namespace {
 
 class SingleBackend final : public shardkit::WholeParameterBackend {
  public:
-  explicit SingleBackend(const shardkit::PluginContext& ctx) : WholeParameterBackend("single") {
-    if (ctx.runtime && ctx.runtime->multi_process())
-      throw shardkit::ConfigError(
-          "--distributed_backend=single runs one process, but this process is rank " +
-          std::to_string(ctx.runtime->rank) + " of WORLD_SIZE=" +
-          std::to_string(ctx.runtime->world_size) +
-          "; two processes must never train two models into one folder: use "
-          "--distributed_backend=auto (or ddp) under a launcher, or start one process");
-  }
+  // One process only: the host refuses it under a launcher (it does not declare
+  // shardkit::kMultiProcess).
+  explicit SingleBackend(const shardkit::PluginContext&) : WholeParameterBackend("single") {}
 
-  void set_gradient_sync(bool) override {}
+  void begin_micro_step(bool) override {}
   void finish_gradients() override {}
 };
 

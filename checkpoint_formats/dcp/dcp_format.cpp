@@ -33,6 +33,7 @@ std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& context) {
 
 }  // namespace
 
-SHARDKIT_PLUGIN(checkpoint_format, dcp, "0.1.0",
-                "PyTorch Distributed Checkpoint folders, one file per rank (accelerate's layout)",
-                SHARDKIT_PLUGIN_NO_OPTIONS, make)
+SHARDKIT_PLUGIN_WITH_CAPABILITIES(
+    checkpoint_format, dcp, "0.1.0",
+    "PyTorch Distributed Checkpoint folders, one file per rank (accelerate's layout)",
+    SHARDKIT_PLUGIN_NO_OPTIONS, make, shardkit::kAcceptsShardedState)

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "shardkit/plugin.hpp"
+#include "shardkit/plugin_kinds.hpp"
 
 namespace shardkit {
 
@@ -84,9 +85,6 @@ class Registry {
   std::map<std::pair<std::string, std::string>, LoadedPlugin> plugins_;
   std::vector<RefusedPlugin> refused_;
 };
-
-/// The plugin kinds the host knows.
-const std::vector<std::string>& plugin_kinds();
 
 /// The directory holding built-in plugins, relative to the running executable
 /// (<exe dir>/../lib/shardkit/plugins), or "" when it does not exist.

@@ -44,7 +44,8 @@ namespace shardkit {
 
 /// Version of the plugin ABI: the descriptor layout and the SDK interfaces. Bumped on
 /// every incompatible change; the loader refuses plugins with another value.
-inline constexpr std::uint32_t kPluginAbiVersion = 4;  // 4: ShardedState::objects
+inline constexpr std::uint32_t kPluginAbiVersion = 4;  // 4: ShardedState::objects, Replicas,
+                                                       // capabilities, backend micro-steps
 
 /// Name of the one symbol a plugin library exports.
 inline constexpr const char* kPluginEntrySymbol = "shardkit_plugin_entry";
@@ -72,6 +73,19 @@ struct PluginContext {
   std::map<std::string, std::vector<std::int64_t>> features;
 };
 
+/// What a plugin can do, declared in its descriptor (bits of `capabilities`) so that the host
+/// refuses impossible combinations at start-up instead of failing at the first step or save.
+enum Capability : std::uint32_t {
+  /// backend: splits parameters over the dp_shard ranks (accepts --parallelism.dp_shard > 1).
+  kShardsParameters = 1u << 0,
+  /// backend: requires --parallelism.dp_shard > 1 (a sharded mesh).
+  kNeedsShardDegree = 1u << 1,
+  /// backend: runs across several processes (one without it runs one process only).
+  kMultiProcess = 1u << 2,
+  /// checkpoint format: saves and loads entries sharded across ranks.
+  kAcceptsShardedState = 1u << 3,
+};
+
 /// Creates the plugin's object. May throw; the host reports the plugin's name.
 using PluginFactory = std::shared_ptr<Plugin> (*)(const PluginContext&);
 
@@ -89,6 +103,7 @@ struct PluginDescriptor {
   const OptionSpec* options;   ///< declared options (may be nullptr when none)
   std::uint32_t num_options;
   PluginFactory factory;
+  std::uint32_t capabilities;  ///< Capability bits (0 for kinds without any)
 };
 
 namespace detail {
@@ -116,7 +131,13 @@ typedef const shardkit::PluginDescriptor* (*shardkit_plugin_entry_fn)();
 
 /// Emits the plugin's entry. KIND and NAME are bare words; OPTIONS is a static array of
 /// shardkit::OptionSpec (or use SHARDKIT_PLUGIN_NO_OPTIONS); FACTORY a PluginFactory.
-#define SHARDKIT_PLUGIN(KIND, NAME, VERSION, SUMMARY, OPTIONS, FACTORY)                   \
+#define SHARDKIT_PLUGIN(KIND, NAME, VERSION, SUMMARY, OPTIONS, FACTORY) \
+  SHARDKIT_PLUGIN_WITH_CAPABILITIES(KIND, NAME, VERSION, SUMMARY, OPTIONS, FACTORY, 0u)
+
+/// As SHARDKIT_PLUGIN, with CAPABILITIES: shardkit::Capability bits or'ed together
+/// (backends and checkpoint formats; see Capability).
+#define SHARDKIT_PLUGIN_WITH_CAPABILITIES(KIND, NAME, VERSION, SUMMARY, OPTIONS, FACTORY,   \
+                                          CAPABILITIES)                                     \
   extern "C" __attribute__((visibility("default"))) const ::shardkit::PluginDescriptor*   \
   shardkit_plugin_entry() noexcept {                                                      \
     static const ::shardkit::PluginDescriptor descriptor{                                 \
@@ -131,7 +152,8 @@ typedef const shardkit::PluginDescriptor* (*shardkit_plugin_entry_fn)();
         SUMMARY,                                                                          \
         ::shardkit::detail::option_data(OPTIONS),                                         \
         ::shardkit::detail::option_count(OPTIONS),                                        \
-        FACTORY};                                                                         \
+        FACTORY,                                                                          \
+        static_cast<std::uint32_t>(CAPABILITIES)};                                        \
     return &descriptor;                                                                   \
   }
 

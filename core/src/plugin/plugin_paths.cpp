@@ -1,4 +1,4 @@
-// Where plugins are looked for and what they are checked against: kinds, host ABI, directories.
+// Where plugins are looked for and what they are checked against: the kind table, host ABI, directories.
 #include <algorithm>
 #include <filesystem>
 #include <sstream>
@@ -9,10 +9,31 @@
 namespace shardkit {
 namespace fs = std::filesystem;
 
+const std::vector<PluginKind>& plugin_kind_table() {
+  static const std::vector<PluginKind> table{
+      {"policy", "policy.type", "policy.", false},
+      {"backend", "distributed_backend", "accelerator.", true},
+      {"checkpoint_format", "checkpoint_format", "checkpoint.", true},
+      {"dataset", "dataset.type", "dataset.", false},
+      {"comm", "distributed.comm", "comm.", true},
+      {"logger", "logger.type", "logger.", true},
+  };
+  return table;
+}
+
+const PluginKind* find_plugin_kind(const std::string& name) {
+  for (const auto& kind : plugin_kind_table())
+    if (kind.name == name) return &kind;
+  return nullptr;
+}
+
 const std::vector<std::string>& plugin_kinds() {
-  static const std::vector<std::string> kinds{"policy", "backend", "checkpoint_format",
-                                              "dataset", "comm",    "logger"};
-  return kinds;
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& kind : plugin_kind_table()) out.push_back(kind.name);
+    return out;
+  }();
+  return names;
 }
 
 HostAbi host_abi() {

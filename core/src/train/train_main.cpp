@@ -109,13 +109,12 @@ void print_help(const Registry& registry, const Schema& schema, const RawConfig&
     out << "  " << p->descriptor->kind << " '" << p->descriptor->name << "' ("
         << p->descriptor->plugin_version << "): " << p->descriptor->summary << "\n";
   for (const auto& r : registry.refused()) out << "  refused " << r.file << ": " << r.reason << "\n";
-  for (const auto& kind : {"policy", "dataset", "backend", "checkpoint_format"}) {
-    const auto key = train::selector_key(kind);
-    auto it = flags.find(key);
+  for (const auto& kind : plugin_kind_table()) {
+    auto it = flags.find(kind.selector);
     if (it == flags.end()) continue;
     const auto name = to_string(it->second.value);
-    registry.get(kind, name);  // unknown names: error listing the available ones
-    const auto owner = std::string(kind) + " '" + name + "'";
+    registry.get(kind.name, name);  // unknown names: error listing the available ones
+    const auto owner = kind.name + " '" + name + "'";
     out << "\n" << schema.help_text(owner);
   }
   std::cout << out.str();
@@ -184,7 +183,7 @@ int run(int argc, char** argv, bool& multi_process) {
   const MeshShape mesh = resolve_mesh(runtime.world_size, given_int(flags, file, "parallelism.dp_replicate", 1),
                                       given_int(flags, file, "parallelism.dp_shard", 1), mesh_touched);
   const auto requested_backend = given(flags, file, "distributed_backend", "auto");
-  selection.backend = train::resolve_backend(requested_backend, mesh);
+  selection.backend = train::resolve_backend(requested_backend, mesh, registry);
   selection.checkpoint_format = given(flags, file, "checkpoint_format", "safetensors");
   selection.comm = train::resolve_comm(given(flags, file, "distributed.comm", "auto"),
                                        given(flags, file, "policy.device", "cpu"));
@@ -204,10 +203,8 @@ int run(int argc, char** argv, bool& multi_process) {
   if (runtime.multi_process()) registry.get("comm", selection.comm);
   check_backend_namespaces(flags, file, selection.backend, requested_backend);
   // Refused here, before joining the other ranks (which would wait for their timeout).
-  if (selection.backend == "single" && runtime.multi_process())
-    throw ConfigError("--distributed_backend=single runs one process, but this process is rank " +
-                      std::to_string(runtime.rank) + " of WORLD_SIZE=" + std::to_string(runtime.world_size) +
-                      "; use --distributed_backend=auto (or ddp) under a launcher, or start one process");
+  train::check_capabilities(registry, selection, mesh, runtime.multi_process(),
+                            is_true(given(flags, file, "save_checkpoint", "true")), requested_backend);
 
   Config config = resolve(schema, file, flags);
   const auto accum = config.get_int("accelerator.gradient_accumulation.steps");

@@ -2,6 +2,7 @@
 #include "train_options.hpp"
 
 #include "shardkit/error.hpp"
+#include "shardkit/plugin_kinds.hpp"
 
 namespace shardkit::train {
 
@@ -48,20 +49,17 @@ const std::vector<OptionSpec> kCoreOptions = {
 const std::vector<OptionSpec>& core_options() { return kCoreOptions; }
 
 std::string option_prefix(const std::string& kind, const std::string& name) {
-  if (kind == "policy") return "policy.";
-  if (kind == "dataset") return "dataset.";
-  if (kind == "backend") return "accelerator." + name + ".";
-  if (kind == "checkpoint_format") return "checkpoint." + name + ".";
-  return kind + "." + name + ".";
+  const auto* k = find_plugin_kind(kind);
+  return k ? k->option_prefix(name) : kind + "." + name + ".";
 }
 
-std::string selector_key(const std::string& kind) {
-  if (kind == "policy") return "policy.type";
-  if (kind == "dataset") return "dataset.type";
-  if (kind == "backend") return "distributed_backend";
-  if (kind == "checkpoint_format") return "checkpoint_format";
-  if (kind == "comm") return "distributed.comm";
-  return kind + ".type";
+std::string Selection::of(const std::string& kind) const {
+  if (kind == "policy") return policy;
+  if (kind == "dataset") return dataset;
+  if (kind == "backend") return backend;
+  if (kind == "checkpoint_format") return checkpoint_format;
+  if (kind == "comm") return comm;
+  return "";
 }
 
 Schema build_schema(const Registry& registry, const Selection& selection) {
@@ -69,37 +67,84 @@ Schema build_schema(const Registry& registry, const Selection& selection) {
   schema.add("", kCoreOptions.data(), kCoreOptions.size(), "core");
   schema.allow_extra("config_path");
   schema.allow_extra("help");
-  const std::pair<std::string, std::string> selected[] = {
-      {"policy", selection.policy},
-      {"dataset", selection.dataset},
-      {"backend", selection.backend},
-      {"checkpoint_format", selection.checkpoint_format},
-      {"comm", selection.comm}};
-  for (const auto& [kind, chosen] : selected) {
-    for (const auto& name : registry.names(kind)) {
-      const auto* plugin = registry.find(kind, name);
-      const auto* d = plugin->descriptor;
-      const std::string owner = kind + " '" + name + "'";
+  for (const auto& kind : plugin_kind_table()) {
+    const auto chosen = selection.of(kind.name);
+    if (chosen.empty()) continue;
+    for (const auto& name : registry.names(kind.name)) {
+      const auto* d = registry.find(kind.name, name)->descriptor;
+      const std::string owner = kind.name + " '" + name + "'";
       if (name == chosen)
-        schema.add(option_prefix(kind, name), d->options, d->num_options, owner);
+        schema.add(kind.option_prefix(name), d->options, d->num_options, owner);
       else
-        schema.add_inactive(option_prefix(kind, name), d->options, d->num_options, owner,
-                            selector_key(kind) + "=" + chosen);
+        schema.add_inactive(kind.option_prefix(name), d->options, d->num_options, owner,
+                            kind.selector + "=" + chosen);
     }
   }
   return schema;
 }
 
-std::string resolve_backend(const std::string& requested, const MeshShape& mesh) {
-  if (requested == "auto") {
-    if (mesh.world_size() == 1) return "single";
-    return mesh.dp_shard > 1 ? "fsdp" : "ddp";
+namespace {
+
+std::uint32_t capabilities_of(const Registry& registry, const std::string& kind, const std::string& name) {
+  const auto* plugin = registry.find(kind, name);
+  return plugin ? plugin->descriptor->capabilities : 0;
+}
+
+/// The installed backends with (or without) a capability, for messages.
+std::string backends_where(const Registry& registry, Capability capability, bool has) {
+  std::string out;
+  for (const auto& name : registry.names("backend"))
+    if (((capabilities_of(registry, "backend", name) & capability) != 0) == has)
+      out += (out.empty() ? "" : ", ") + name;
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+std::string resolve_backend(const std::string& requested, const MeshShape& mesh, const Registry& registry) {
+  if (requested != "auto") return requested;
+  if (mesh.world_size() == 1) return "single";
+  if (mesh.dp_shard == 1) return "ddp";
+  // LeRobot's choice for a sharded mesh is FSDP; any other sharding backend will do.
+  if (capabilities_of(registry, "backend", "fsdp") & kShardsParameters) return "fsdp";
+  for (const auto& name : registry.names("backend"))
+    if (capabilities_of(registry, "backend", name) & kShardsParameters) return name;
+  throw ConfigError("--parallelism.dp_shard=" + std::to_string(mesh.dp_shard) +
+                    " shards parameters, but no installed backend shards them (installed: " +
+                    backends_where(registry, kShardsParameters, false) +
+                    "); use --parallelism.dp_shard=1 (data parallel with ddp), or load a sharded "
+                    "backend plugin with --plugins=PATH.so");
+}
+
+void check_capabilities(const Registry& registry, const Selection& selection, const MeshShape& mesh,
+                        bool multi_process, bool saves_checkpoints, const std::string& requested_backend) {
+  const auto backend = capabilities_of(registry, "backend", selection.backend);
+  const std::string flag = "--distributed_backend=" + selection.backend +
+                           (requested_backend == "auto" ? " (from --distributed_backend=auto)" : "");
+  if (multi_process && !(backend & kMultiProcess))
+    throw ConfigError(flag + " runs one process, but this run has WORLD_SIZE=" + std::to_string(mesh.world_size()) +
+                      " processes; two processes must never train two models into one folder: use "
+                      "--distributed_backend=auto (or one of: " +
+                      backends_where(registry, kMultiProcess, true) + ") under a launcher, or start one process");
+  if (mesh.dp_shard > 1 && !(backend & kShardsParameters))
+    throw ConfigError(flag + " replicates the whole model, but the mesh asks for --parallelism.dp_shard=" +
+                      std::to_string(mesh.dp_shard) + "; use a backend that shards parameters (installed: " +
+                      backends_where(registry, kShardsParameters, true) + ") or --parallelism.dp_shard=1");
+  if (mesh.dp_shard == 1 && (backend & kNeedsShardDegree))
+    throw ConfigError(flag + " shards parameters over --parallelism.dp_shard ranks, but dp_shard is 1; "
+                      "pass --parallelism.dp_shard=N (N > 1, or -1 for every process)");
+  const auto format = capabilities_of(registry, "checkpoint_format", selection.checkpoint_format);
+  if (saves_checkpoints && (backend & kShardsParameters) && !(format & kAcceptsShardedState)) {
+    std::string sharded;
+    for (const auto& name : registry.names("checkpoint_format"))
+      if (capabilities_of(registry, "checkpoint_format", name) & kAcceptsShardedState)
+        sharded += (sharded.empty() ? "" : ", ") + name;
+    throw ConfigError("--checkpoint_format=" + selection.checkpoint_format +
+                      " saves whole tensors only, but backend '" + selection.backend +
+                      "' shards them; use --checkpoint_format=" + (sharded.empty() ? "dcp" : sharded) +
+                      " (convert to safetensors afterwards with shardkit-convert-dcp), or "
+                      "--save_checkpoint=false");
   }
-  if (requested == "ddp" && mesh.dp_shard > 1)
-    throw ConfigError("--distributed_backend=ddp replicates the whole model, but the mesh asks for "
-                      "--parallelism.dp_shard=" + std::to_string(mesh.dp_shard) +
-                      "; use a sharded backend (fsdp, zero) or --parallelism.dp_shard=1");
-  return requested;
 }
 
 std::string resolve_comm(const std::string& requested, const std::string& device) {

@@ -14,25 +14,33 @@ namespace shardkit::train {
 struct Selection {
   std::string policy, dataset, backend, checkpoint_format;
   std::string comm;  ///< transport plugin; used only when more than one process runs
+  /// The chosen plugin of `kind`; "" for a kind the run does not select (logger).
+  std::string of(const std::string& kind) const;
 };
 
 /// Core's top-level options (steps, batch_size, optimizer.*, ...).
 const std::vector<OptionSpec>& core_options();
 
 /// The flag prefix of a plugin's options: "policy.", "dataset.", "accelerator.<name>.",
-/// "checkpoint.<name>.".
+/// "checkpoint.<name>." (the kind table's).
 std::string option_prefix(const std::string& kind, const std::string& name);
-
-/// The config key that selects a plugin of `kind` ("policy.type", "distributed_backend", ...).
-std::string selector_key(const std::string& kind);
 
 /// Core options + the selected plugins' options + the other plugins' options as inactive.
 /// When `only_selected_help` is set, nothing is marked inactive (used for --help).
 Schema build_schema(const Registry& registry, const Selection& selection);
 
 /// Resolves distributed_backend=auto for the mesh: single for one process, ddp when
-/// nothing is sharded, fsdp otherwise. Refuses ddp on a sharded mesh.
-std::string resolve_backend(const std::string& requested, const MeshShape& mesh);
+/// nothing is sharded, fsdp otherwise (an error saying so when no installed backend shards
+/// parameters). Unknown names are left for Registry::get to report.
+std::string resolve_backend(const std::string& requested, const MeshShape& mesh,
+                            const Registry& registry);
+
+/// Refuses, at start-up, a selection whose plugins' capabilities cannot work together: a
+/// backend that does not shard on a sharded mesh (or one that needs a sharded mesh without
+/// it), a one-process backend under a launcher, a checkpoint format that cannot hold the
+/// sharded states of a sharding backend (when checkpoints are saved). Throws ConfigError.
+void check_capabilities(const Registry& registry, const Selection& selection, const MeshShape& mesh,
+                        bool multi_process, bool saves_checkpoints, const std::string& requested_backend);
 
 /// Resolves distributed.comm=auto for the policy's device: gloo (cpu) or nccl (cuda).
 std::string resolve_comm(const std::string& requested, const std::string& device);

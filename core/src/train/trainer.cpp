@@ -319,8 +319,8 @@ void Trainer::run() {
     for (auto& [key, tensor] : batch) tensor = tensor.to(device);
     const auto t1 = Clock::now();
 
-    backend_->set_gradient_sync(update);
-    auto output = policy_->forward(batch);
+    backend_->begin_micro_step(update);
+    auto output = backend_->forward(*policy_, batch);
     (output.loss / static_cast<double>(accum_)).backward();
     backend_->finish_gradients();
     const double loss = output.loss.item<double>();
@@ -332,6 +332,7 @@ void Trainer::run() {
       lr = scheduler_->lr(step);
       optimizer_->step(lr);
       optimizer_->zero_grad();
+      backend_->after_optimizer_step();
     }
     const auto t2 = Clock::now();
     data_s += seconds(t1 - t0);

@@ -87,7 +87,7 @@ TEST_CASE("ddp starts from rank 0's values and averages gradients over the group
     if (two.group->count("all_reduce") == 1) fc1_pending_at_first_launch = !policy->fc1->weight.grad().defined();
   };
   const auto batch = batch_of(6);
-  backend->set_gradient_sync(true);
+  backend->begin_micro_step(true);
   backward_on(*policy, batch);
   // Every bucket was launched from backward itself, the first before fc1 had its gradient.
   CHECK(two.group->count("all_reduce") == 3);
@@ -110,7 +110,7 @@ TEST_CASE("with overlap=false every all-reduce waits until after backward", "[dd
   auto reference = copy_of(*policy);
   backend->setup(*policy);
   const auto batch = batch_of(7);
-  backend->set_gradient_sync(true);
+  backend->begin_micro_step(true);
   backward_on(*policy, batch);
   CHECK(two.group->count("all_reduce") == 0);
   backend->finish_gradients();
@@ -214,7 +214,7 @@ TEST_CASE("a second backward into a bucket already sent is refused", "[ddp][back
   auto backend = plugin.create();
   auto policy = std::make_shared<TinyPolicy>();
   backend->setup(*policy);
-  backend->set_gradient_sync(true);
+  backend->begin_micro_step(true);
   auto loss = policy->forward(batch_of(13)).loss;
   loss.backward({}, /*retain_graph=*/true);
   CHECK_THROWS_WITH(loss.backward(), Contains("after its bucket was already all-reduced"));

@@ -168,7 +168,7 @@ struct DdpPlugin {
 
 /// One training micro-step through `backend`.
 inline void micro_step(Backend& backend, TinyPolicy& policy, const Batch& batch, bool sync) {
-  backend.set_gradient_sync(sync);
+  backend.begin_micro_step(sync);
   policy.forward(batch).loss.backward();
   backend.finish_gradients();
 }
