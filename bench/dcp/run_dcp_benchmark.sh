@@ -18,12 +18,12 @@
 # of the per-round figures and ratios; summarize_dcp.py writes the report.
 # Raw JSON lines and results.md go to RESULTS_DIR (default BUILD_DIR/bench-results/dcp-<date-time>);
 # the checkpoints go to CKPT_DIR (default a new folder under /tmp when /tmp is on a disk, else
-# under BUILD_DIR) and are removed at the end. About 3 minutes on 2 cores with the defaults.
+# under BUILD_DIR) and are removed at the end. About 3-4 minutes on 2 cores with the defaults.
 #
 # Needs: a configured tree (scripts/setup.sh), and a Python with PyTorch whose torch.distributed
 # has Gloo (TORCH_PYTHON, default the venv scripts/setup.sh made: PyTorch 2.15.0, the same wheel
 # as shardkit's LibTorch).
-# Knobs (environment): ROUNDS (3), REPS (3), SIZE_MB (256), NUM_TENSORS (8), NPROC (2),
+# Knobs (environment): ROUNDS (3), REPS (5), SIZE_MB (256), NUM_TENSORS (8), NPROC (2),
 # BUILD_FIRST (1: build bench_dcp_io, shardkit-run and the plugins first), JOBS (2), RESULTS_DIR,
 # CKPT_DIR, TORCH_PYTHON.
 set -euo pipefail
@@ -32,7 +32,7 @@ SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BUILD="${1:-build}"
 [[ "$BUILD" = /* ]] || BUILD="$SRC/$BUILD"
 ROUNDS="${ROUNDS:-3}"
-REPS="${REPS:-3}"
+REPS="${REPS:-5}"
 SIZE_MB="${SIZE_MB:-256}"
 NUM_TENSORS="${NUM_TENSORS:-8}"
 NPROC="${NPROC:-2}"

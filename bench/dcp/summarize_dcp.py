@@ -83,9 +83,11 @@ def main():
     floor_cat = per_round(rounds, ("shardkit", "read_cat"), ("shardkit", "load"))
     floor_into = per_round(rounds, ("shardkit", "read_into"), ("shardkit", "load"))
     py_cat = per_round(rounds, ("shardkit", "read_cat"), ("pytorch", "load"))
-    bytes_sk = sizes.get(("shardkit", "save"), (0, 0))[1]
-    bytes_py = sizes.get(("pytorch", "save"), (0, 0))[1]
-    lines += ["", f"Folder sizes (1 process): shardkit {bytes_sk} bytes, PyTorch {bytes_py} bytes.", "",
+    files = {k: sizes.get(k, (0, 0))[1] for k in [("shardkit", "save"), ("pytorch", "save"),
+                                                 ("shardkit", "save_ranks"), ("pytorch", "save_ranks")]}
+    lines += ["", f"Folder sizes in bytes (tensor data, pickle records, `.metadata`): 1 process shardkit "
+              f"{files[('shardkit', 'save')]}, PyTorch {files[('pytorch', 'save')]}; {n} processes shardkit "
+              f"{files[('shardkit', 'save_ranks')]}, PyTorch {files[('pytorch', 'save_ranks')]}.", "",
               "| target | measured, median (per round) | met |", "|---|---|---|"]
 
     def target(what, values, goal):
@@ -94,7 +96,7 @@ def main():
             return
         m = statistics.median(values)
         met = "-" if goal is None else "yes" if m >= goal else "no"
-        lines.append(f"| {what} | **{m:.2f}** ({', '.join(f'{x:.2f}' for x in values)}) | {met} |")
+        lines.append(f"| {what} | **{m:.3f}** ({', '.join(f'{x:.2f}' for x in values)}) | {met} |")
 
     target("save speed, shardkit / PyTorch >= 1", per_round(rounds, ("pytorch", "save"), ("shardkit", "save")), 1.0)
     target("load speed, shardkit / PyTorch >= 1", per_round(rounds, ("pytorch", "load"), ("shardkit", "load")), 1.0)
