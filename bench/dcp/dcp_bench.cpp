@@ -198,8 +198,9 @@ void read_floors(const Args& args, const std::string& dir) {
       const auto size = static_cast<std::size_t>(fs::file_size(path));
       for (std::size_t done = 0; done < size;) {
         const auto n = ::pread(fd, big.data() + at + done, size - done, static_cast<off_t>(done));
-        if (n <= 0 && errno != EINTR) throw std::runtime_error("cannot read " + path);
-        if (n > 0) done += static_cast<std::size_t>(n);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) throw std::runtime_error("cannot read " + path + " (or it shrank while being read)");
+        done += static_cast<std::size_t>(n);
       }
       at += size;
       ::close(fd);

@@ -18,7 +18,7 @@
 # of the per-round figures and ratios; summarize_dcp.py writes the report.
 # Raw JSON lines and results.md go to RESULTS_DIR (default BUILD_DIR/bench-results/dcp-<date-time>);
 # the checkpoints go to CKPT_DIR (default a new folder under /tmp when /tmp is on a disk, else
-# under BUILD_DIR) and are removed at the end. About 3-4 minutes on 2 cores with the defaults.
+# under BUILD_DIR) and are removed at the end. About 2.5 minutes on 2 cores with the defaults.
 #
 # Needs: a configured tree (scripts/setup.sh), and a Python with PyTorch whose torch.distributed
 # has Gloo (TORCH_PYTHON, default the venv scripts/setup.sh made: PyTorch 2.15.0, the same wheel

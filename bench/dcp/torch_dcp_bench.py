@@ -101,7 +101,9 @@ def timed_loads(args, folder):
         secs.append(time.perf_counter() - start)
         for i in range(args.num_tensors):
             got = state["model"][key_of(i)]
-            if got is not wanted[i] or not torch.equal(got, reference[i]):
+            if got is not wanted[i]:
+                sys.exit(f"torch_dcp_bench.py: load of {folder}: model.{key_of(i)} was replaced, not loaded in place")
+            if not torch.equal(got, reference[i]):
                 sys.exit(f"torch_dcp_bench.py: load of {folder}: model.{key_of(i)} differs from what was saved")
     return secs
 
