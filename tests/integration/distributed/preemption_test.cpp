@@ -97,6 +97,8 @@ TEST_CASE("SIGINT to the launcher reaches every rank as SIGINT: one checkpoint, 
         run.output.substr(second, run.output.find('\n', second) - second));
   CHECK_FALSE(contains(run.output, "by SIGTERM"));
   CHECK_FALSE(contains(run.output, "last lines of rank"));  // an interrupt is not a failure report
+  // No glog preamble ("WARNING: Logging before InitGoogleLogging()") from any library.
+  CHECK_FALSE(contains(run.output, "InitGoogleLogging"));
   CHECK(last_checkpoint_step(out) > 0);
   CHECK(processes_with(out).empty());
 }
