@@ -2,6 +2,7 @@
 #include "launch_options.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -12,6 +13,7 @@
 
 #include "shardkit/config.hpp"
 #include "shardkit/error.hpp"
+#include "local_devices.hpp"
 
 namespace shardkit::run {
 namespace {
@@ -23,7 +25,8 @@ constexpr const char* kUsage =
     "rendezvous store, prefixes each output line with [rank<R>]:, and stops every worker\n"
     "when one fails. Flags take --flag=value or --flag value, with dashes or underscores.\n"
     "\n"
-    "  --nproc-per-node=N      workers on this node (default 1)\n"
+    "  --nproc-per-node=N      workers on this node (default 1); also auto (one per visible\n"
+    "                          GPU, else one per CPU core), cpu (per core), gpu (per GPU)\n"
     "  --nnodes=N              nodes taking part (default 1; MIN:MAX only with MIN == MAX)\n"
     "  --node-rank=K           this node's rank, 0 <= K < nnodes (default 0)\n"
     "  --master-addr=HOST      node 0's address (default 127.0.0.1)\n"
@@ -41,8 +44,9 @@ constexpr const char* kUsage =
     "  --redirects=..., --tee=...  accepted and ignored (output is always prefixed and relayed)\n"
     "  --help                  this text\n"
     "\n"
-    "Exit codes: 0 when every worker exited 0, 1 when a worker failed (after the allowed\n"
-    "restarts) or the rendezvous failed, 2 for a usage error.\n";
+    "Exit codes: 0 when every worker exited 0; the exit code of the first worker that failed\n"
+    "(after the allowed restarts; 128+N for a worker killed by signal N, 130 for SIGINT);\n"
+    "1 when the rendezvous or a worker on another node failed; 2 for a usage error.\n";
 
 /// How a flag takes its value.
 enum class Arity { Value, Bool };
@@ -206,7 +210,15 @@ LaunchOptions parse_launch_options(const std::vector<std::string>& args) {
   if (options.help) return options;
 
   if (auto v = value("nproc-per-node")) {
-    options.nproc_per_node = parse_int("--nproc-per-node", *v);
+    if (!v->empty() && std::isalpha(static_cast<unsigned char>(v->front()))) {
+      const DerivedCount derived = count_from_machine(*v);
+      options.nproc_per_node = derived.count;
+      options.nproc_note = "--nproc-per-node=" + *v + ": starting " +
+                           std::to_string(derived.count) + " worker(s) on this node (" +
+                           derived.source + ")";
+    } else {
+      options.nproc_per_node = parse_int("--nproc-per-node", *v);
+    }
     if (options.nproc_per_node < 1)
       throw ConfigError("--nproc-per-node=" + *v + ": need at least one process per node");
   }

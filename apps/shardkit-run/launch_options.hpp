@@ -8,7 +8,9 @@ namespace shardkit::run {
 
 /// What the user asked for, validated. Defaults follow torchrun's.
 struct LaunchOptions {
-  int nproc_per_node = 1;              ///< --nproc-per-node
+  int nproc_per_node = 1;              ///< --nproc-per-node (auto, cpu and gpu resolved)
+  /// How a non-numeric --nproc-per-node was resolved, for the user ("" when numeric).
+  std::string nproc_note;
   int nnodes = 1;                      ///< --nnodes (a range MIN:MAX only with MIN == MAX)
   int node_rank = 0;                   ///< --node-rank
   std::string master_addr = "127.0.0.1";  ///< --master-addr, or the host of --rdzv-endpoint

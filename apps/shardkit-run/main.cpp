@@ -44,6 +44,7 @@ class ScratchDir {
 int launch(const LaunchOptions& options) {
   const std::string program_path = resolve_program(options.program.front());
   for (const auto& note : options.ignored_notes) debug(note);
+  if (!options.nproc_note.empty()) say(options.nproc_note);
   // Orphans of a worker's subtree are re-parented here instead of to init, so the
   // launcher can reap them and tell when a worker's process group is really empty.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);

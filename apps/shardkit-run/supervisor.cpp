@@ -45,6 +45,11 @@ std::string store_description(const Worker& w, int node) {
          describe_exit(w.status);
 }
 
+/// What the workers get for a stop signal the launcher received: SIGINT and SIGTERM as
+/// they are (a program may treat an interrupt differently from a preemption), SIGHUP and
+/// SIGQUIT as SIGTERM, the one stop request every worker is expected to handle.
+int forwarded_signal(int received) { return received == SIGINT ? SIGINT : SIGTERM; }
+
 int first_unclean(const WorkerGroup& group) {
   for (std::size_t i : group.exit_order())
     if (!exited_cleanly(group.workers()[i].status)) return static_cast<int>(i);
@@ -100,9 +105,10 @@ AttemptOutcome Supervisor::watch(WorkerGroup& group, int attempt) {
   for (;;) {
     group.pump(interval);
     if (const int sig = group.interrupt_signal()) {
-      say("got " + signal_name(sig) + "; sending SIGTERM to every worker (SIGKILL after " +
-          seconds_text(options_.grace_period_s) + " s)");
-      group.stop(options_.grace_period_s);
+      const int forwarded = forwarded_signal(sig);
+      say("got " + signal_name(sig) + "; sending " + signal_name(forwarded) +
+          " to every worker (SIGKILL after " + seconds_text(options_.grace_period_s) + " s)");
+      group.stop(options_.grace_period_s, forwarded);
       outcome.kind = AttemptOutcome::Kind::Interrupted;
       outcome.signal = sig;
       outcome.worker = first_unclean(group);
@@ -157,6 +163,7 @@ AttemptOutcome Supervisor::run_attempt(int attempt) {
   AttemptOutcome outcome = watch(group, attempt);
   if (outcome.kind != AttemptOutcome::Kind::Interrupted)
     outcome.signal = group.interrupt_signal();  // e.g. Ctrl-C while stopping after a failure
+  if (outcome.worker >= 0) outcome.exit_code = shell_exit_code(group.workers()[outcome.worker].status);
   report(group, outcome);
   return outcome;
 }
@@ -177,6 +184,12 @@ void Supervisor::report(const WorkerGroup& group, const AttemptOutcome& outcome)
   const Worker& w = group.workers()[outcome.worker];
   const std::string who = "rank " + std::to_string(w.rank) + " (local rank " +
                           std::to_string(w.local_rank) + ", pid " + std::to_string(w.pid) + ")";
+  if (outcome.kind == Kind::Interrupted &&
+      shell_exit_code(w.status) == 128 + forwarded_signal(outcome.signal)) {
+    // The usual answer to an interrupt (130 after SIGINT): no failure report.
+    say("stopped after " + signal_name(outcome.signal) + ": " + who + " " + describe_exit(w.status));
+    return;
+  }
   if (outcome.kind == Kind::Interrupted)
     say(who + " did not exit cleanly after " + signal_name(outcome.signal) + ": " +
         describe_exit(w.status) +
@@ -209,7 +222,7 @@ int Supervisor::run() {
       case Kind::Succeeded:
         return 0;
       case Kind::Interrupted:
-        return outcome.worker < 0 ? 0 : 1;
+        return outcome.worker < 0 ? 0 : outcome.exit_code;
       case Kind::StoreLost:
         return 1;
       case Kind::Failed:
@@ -218,12 +231,12 @@ int Supervisor::run() {
     }
     if (outcome.signal != 0) {
       say("not restarting: got " + signal_name(outcome.signal) + " while stopping the workers");
-      return 1;
+      return outcome.exit_code;
     }
     if (attempt >= options_.max_restarts) {
       if (options_.max_restarts > 0)
         say("giving up: no restarts left (--max-restarts=" + std::to_string(options_.max_restarts) + ")");
-      return 1;
+      return outcome.exit_code;
     }
     say("restarting all workers (restart " + std::to_string(attempt + 1) + " of " +
         std::to_string(options_.max_restarts) + ")");

@@ -21,6 +21,9 @@ struct AttemptOutcome {
   Kind kind = Kind::Succeeded;
   int worker = -1;  ///< index into the attempt's workers
   int signal = 0;   ///< a stop signal received during the attempt (0 = none)
+  /// The launcher's exit code for this outcome when it ends the launch: `worker`'s own
+  /// (128 + N when killed by signal N), or 1 when no worker of this node failed.
+  int exit_code = 1;
   std::string detail;
 };
 
@@ -29,7 +32,8 @@ class Supervisor {
  public:
   Supervisor(const LaunchOptions& options, Rendezvous& rendezvous, std::string program_path,
              std::string scratch_dir);
-  /// Runs attempts until success, a signal, or no restarts left; returns the exit code.
+  /// Runs attempts until success, a signal, or no restarts left; returns the exit code:
+  /// 0, the first failed worker's code (see AttemptOutcome::exit_code), or 1.
   int run();
 
  private:

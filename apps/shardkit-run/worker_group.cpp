@@ -150,9 +150,9 @@ void WorkerGroup::signal_groups(int sig) {
   }
 }
 
-void WorkerGroup::stop(double grace_s) {
+void WorkerGroup::stop(double grace_s, int first) {
   if (!everything_gone()) {
-    signal_groups(SIGTERM);
+    signal_groups(first);
     const auto grace_end =
         Clock::now() + milliseconds(static_cast<std::int64_t>(grace_s * 1000.0));
     // A signal arriving during the grace period (a second Ctrl-C) skips the wait.

@@ -1,6 +1,7 @@
 // The workers of one attempt: started together, watched with poll(), stopped together.
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -53,10 +54,11 @@ class WorkerGroup {
   bool all_exited() const;
   const std::vector<Worker>& workers() const { return workers_; }
 
-  /// SIGTERM to every worker's process group, up to `grace_s` for them to exit (output
-  /// keeps flowing meanwhile), then SIGKILL to what is left; reaps everything and drains
-  /// the pipes. A second stop signal during the grace period skips to SIGKILL.
-  void stop(double grace_s);
+  /// `first` (SIGTERM unless a received SIGINT is forwarded) to every worker's process
+  /// group, up to `grace_s` for them to exit (output keeps flowing meanwhile), then SIGKILL
+  /// to what is left; reaps everything and drains the pipes. A second stop signal during
+  /// the grace period skips to SIGKILL.
+  void stop(double grace_s, int first = SIGTERM);
 
  private:
   void reap();

@@ -41,4 +41,8 @@ std::string describe_exit(int wait_status);
 /// True when a waitpid() status means exit code 0.
 bool exited_cleanly(int wait_status);
 
+/// The exit code a shell would show for a waitpid() status: the code itself, or
+/// 128 + N for a process killed by signal N (137 for SIGKILL).
+int shell_exit_code(int wait_status);
+
 }  // namespace shardkit::run

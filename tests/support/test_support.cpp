@@ -124,6 +124,9 @@ BackgroundProcess::BackgroundProcess(const std::string& command) {
   pid_ = ::fork();
   if (pid_ == 0) {
     ::setpgid(0, 0);
+    // A suite started as a shell's background job inherits SIGINT ignored, which would
+    // stay ignored across exec: the command gets the default, as from a terminal.
+    ::signal(SIGINT, SIG_DFL);
     // exec: the pid is the command's own, so signal() reaches it and not a shell.
     const std::string full = "exec " + command + " >" + shell_quote(log_) + " 2>&1";
     ::execl("/bin/sh", "sh", "-c", full.c_str(), static_cast<char*>(nullptr));

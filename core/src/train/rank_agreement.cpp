@@ -101,11 +101,11 @@ void reduce_metrics(CommGroup& group, MetricsRecord& record) {
   record.dataloading_s = maxes[1].item<double>();
 }
 
-bool any_rank(CommGroup& group, bool mine) {
+int stop_signal_of_any_rank(CommGroup& group, int mine) {
   if (group.size() == 1) return mine;
-  auto flag = torch::tensor({mine ? 1 : 0}, torch::kInt32);
-  group.all_reduce(flag, ReduceOp::Max);
-  return flag.item<int>() != 0;
+  auto signal = torch::tensor({mine}, torch::kInt32);
+  group.all_reduce(signal, ReduceOp::Max);
+  return signal.item<int>();
 }
 
 }  // namespace shardkit::train

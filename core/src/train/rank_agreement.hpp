@@ -24,7 +24,8 @@ void check_same_config(CommGroup& group, const Config& config);
 /// Loss averaged across ranks, timings as the slowest rank's, throughput summed.
 void reduce_metrics(CommGroup& group, MetricsRecord& record);
 
-/// Whether any rank asked to stop (SIGTERM), so that all stop after the same step.
-bool any_rank(CommGroup& group, bool mine);
+/// The stop signal any rank received (the highest number when they differ; 0 = none),
+/// so that all ranks stop after the same step and name the same signal.
+int stop_signal_of_any_rank(CommGroup& group, int mine);
 
 }  // namespace shardkit::train

@@ -120,8 +120,9 @@ void print_help(const Registry& registry, const Schema& schema, const RawConfig&
   std::cout << out.str();
 }
 
-/// `multi_process` is set once the runtime is known (errors before that leave normally).
-int run(int argc, char** argv, bool& multi_process) {
+/// `multi_process` is set once the runtime is known (errors before that leave normally);
+/// `configured` once the configuration is accepted and the run starts to be built.
+int run(int argc, char** argv, bool& multi_process, bool& configured) {
   std::vector<std::string> args(argv + 1, argv + argc);
   const RawConfig flags = parse_flags(args);
   Runtime runtime = Runtime::from_environment();
@@ -222,9 +223,9 @@ int run(int argc, char** argv, bool& multi_process) {
   if (runtime.multi_process()) train::check_comm_device(selection.comm, runtime.device);
 
   train::install_preemption_handler();
+  configured = true;
   train::Trainer trainer(std::move(config), registry, runtime, selection, mesh, resume_dir);
-  trainer.run();
-  return 0;
+  return train::exit_code_after_stop(trainer.run());
 }
 
 }  // namespace
@@ -254,20 +255,27 @@ void write_error_file(const std::string& message) {
   std::_Exit(code);
 }
 
+/// Exit codes: 2 for a configuration error, 1 for any other failure.
+int fail(int code, const std::string& message, bool multi_process) {
+  const std::string text = (code == 2 ? "configuration error: " : "") + message;
+  std::cerr << "shardkit-train: " << (code == 2 ? "" : "error: ") << text << "\n";
+  write_error_file(text);
+  if (multi_process) leave(code);
+  return code;
+}
+
 int train_main(int argc, char** argv) {
-  bool multi = false;
+  bool multi = false, configured = false;
   try {
-    return run(argc, argv, multi);
+    return run(argc, argv, multi, configured);
   } catch (const ConfigError& e) {
-    std::cerr << "shardkit-train: configuration error: " << e.what() << "\n";
-    write_error_file(std::string("configuration error: ") + e.what());
-    if (multi) leave(2);
-    return 2;
+    return fail(2, e.what(), multi);
+  } catch (const Error& e) {
+    // Before the run is built, what fails is something the user named: a plugin file
+    // (--plugins), a checkpoint to resume from (--config_path, --output_dir).
+    return fail(configured ? 1 : 2, e.what(), multi);
   } catch (const std::exception& e) {
-    std::cerr << "shardkit-train: error: " << e.what() << "\n";
-    write_error_file(e.what());
-    if (multi) leave(1);
-    return 1;
+    return fail(1, e.what(), multi);
   }
 }
 

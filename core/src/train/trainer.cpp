@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <ctime>
 #include <filesystem>
@@ -297,9 +298,9 @@ void Trainer::save_checkpoint(std::int64_t step) {
   }
 }
 
-bool Trainer::stop_requested() { return any_rank(mesh_->world(), preemption_requested()); }
+int Trainer::stop_requested() { return stop_signal_of_any_rank(mesh_->world(), stop_signal()); }
 
-void Trainer::run() {
+int Trainer::run() {
   auto log = logger();
   const double max_norm = config_.get_float("optimizer.grad_clip_norm");
   const bool save = config_.get_bool("save_checkpoint");
@@ -367,15 +368,16 @@ void Trainer::run() {
     }
     const bool saved_now = save && (done % save_freq_ == 0 || done == steps_);
     if (saved_now) save_checkpoint(done);
-    if (update && done < steps_ && stop_requested()) {
+    if (const int sig = update && done < steps_ ? stop_requested() : 0) {
       if (save && !saved_now) save_checkpoint(done);
-      log->info("stopped by SIGTERM after step {}{}", done,
+      log->info("{} by {} after step {}{}", sig == SIGINT ? "interrupted" : "stopped", signal_name(sig), done,
                 save ? "; continue with --resume=true --output_dir=" + output_dir_
                      : " (--save_checkpoint=false: nothing saved)");
-      return;
+      return sig;
     }
   }
   log->info("training done: {} steps in {:.1f} s", steps_ - start_step_, seconds(Clock::now() - start));
+  return 0;
 }
 
 }  // namespace shardkit::train

@@ -31,7 +31,9 @@ class Trainer {
   /// run through the selected comm plugin before anything else.
   Trainer(Config config, const Registry& registry, const Runtime& runtime,
           const Selection& selection, const MeshShape& mesh, std::string resume_dir);
-  void run();
+  /// Trains; returns the signal (SIGTERM or SIGINT) that stopped the run after a
+  /// checkpoint, or 0 when every step ran.
+  int run();
 
  private:
   PluginContext context_for(const std::string& kind, const std::string& name) const;
@@ -51,8 +53,9 @@ class Trainer {
   /// `format` (format_of(dir)).
   void load_state(const std::string& dir, CheckpointFormat& format, bool with_optimizer);
   void save_checkpoint(std::int64_t step);
-  /// SIGTERM on any rank: all ranks agree at this update, checkpoint, and stop.
-  bool stop_requested();
+  /// SIGTERM or SIGINT on any rank (0 = none): all ranks agree at this update, checkpoint,
+  /// and stop.
+  int stop_requested();
   TrainingStep training_step_record(std::int64_t step) const;
 
   Config config_;

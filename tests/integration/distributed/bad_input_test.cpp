@@ -37,7 +37,7 @@ TEST_CASE("--distributed.comm=nccl on CPU tensors is refused at start, before jo
 TEST_CASE("options of another backend are refused naming the selected one") {
   TempDir dir("sk-bad-ns");
   const auto r = launch(2, tiny_run(dir / "run", {"--steps=5", "--accelerator.fsdp.reshard_after_forward=true"}));
-  CHECK(r.exit_code == 1);  // the launcher's code for a failed worker
+  CHECK(r.exit_code == 2);  // the workers' configuration-error code, passed on by the launcher
   CHECK(contains(r.output, "--accelerator.fsdp.reshard_after_forward configures backend 'fsdp', but the "
                            "selected backend is 'ddp'"));
 }
@@ -77,4 +77,17 @@ TEST_CASE("a second run into the same folder is refused by rank 0 on every rank"
   CHECK(second.exit_code != 0);
   CHECK(contains(second.output, "already holds a run"));
   CHECK(slurp(dir / "run/metrics.jsonl") == before);
+}
+
+TEST_CASE("a failure while training exits 1 through the launcher, a configuration error 2") {
+  TempDir dir("sk-exit-codes");
+  // A learning rate this large overflows the loss within a few steps on every rank.
+  const auto diverged = launch(2, tiny_run(dir / "diverged", {"--steps=50", "--optimizer.lr=1e30"}));
+  INFO(diverged.output);
+  CHECK(diverged.exit_code == 1);
+  CHECK(contains(diverged.output, "the loss became"));
+  const auto unknown = launch(2, tiny_run(dir / "unknown", {"--steps=5", "--plugins=" + (dir / "missing.so")}));
+  INFO(unknown.output);
+  CHECK(unknown.exit_code == 2);
+  CHECK(contains(unknown.output, "configuration error: plugin file"));
 }

@@ -99,3 +99,15 @@ TEST_CASE("shardkit-run without the gloo plugin says which plugin it needs and w
   CHECK(contains(r.output, "libshardkit-comm-gloo.so"));
   CHECK(contains(r.output, "SHARDKIT_PLUGIN_PATH"));
 }
+
+TEST_CASE("--nproc-per-node accepts auto, cpu and gpu only, and gpu needs a GPU", "[launcher][cli]") {
+  const auto word = run_launcher("--nproc-per-node=many true");
+  INFO(word.output);
+  CHECK(word.exit_code == 2);
+  CHECK(contains(word.output, "--nproc-per-node=many: expected a whole number, auto"));
+  const auto gpu = run_command("CUDA_VISIBLE_DEVICES= " + shell_quote(launcher_path()) +
+                               " --nproc-per-node=gpu true");
+  INFO(gpu.output);
+  CHECK(gpu.exit_code == 2);
+  CHECK(contains(gpu.output, "--nproc-per-node=gpu: CUDA is not available"));
+}

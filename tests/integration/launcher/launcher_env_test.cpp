@@ -177,3 +177,26 @@ TEST_CASE("--log-dir keeps each rank's raw lines per attempt", "[launcher][outpu
     CHECK_FALSE(contains(log, "[rank"));
   }
 }
+
+TEST_CASE("--nproc-per-node=auto and cpu without a visible GPU start one worker per CPU",
+          "[launcher][env]") {
+  SHARDKIT_REQUIRE_GLOO();
+  const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  REQUIRE(cpus > 0);
+  for (const char* value : {"auto", "cpu"}) {
+    TempDir dir("shardkit-run-auto");
+    const auto script = write_script(dir, "worker.sh",
+                                     "echo \"$LOCAL_WORLD_SIZE $WORLD_SIZE\" > \"$(dirname \"$0\")/rank_$RANK\"\n");
+    // An empty CUDA_VISIBLE_DEVICES hides every GPU, so the count is the same on any machine.
+    const auto r = run_command("CUDA_VISIBLE_DEVICES= " + shell_quote(launcher_path()) +
+                               " --nproc-per-node=" + value + " --master-port=0 " + shell_quote(script));
+    INFO(value << "\n" << r.output);
+    REQUIRE(r.exit_code == 0);
+    CHECK(contains(r.output, "--nproc-per-node=" + std::string(value) + ": starting " +
+                                 std::to_string(cpus) + " worker(s) on this node (" + std::to_string(cpus) +
+                                 " CPU"));
+    const std::string expected = std::to_string(cpus) + " " + std::to_string(cpus) + "\n";
+    for (long rank = 0; rank < cpus; ++rank) CHECK(slurp(dir / ("rank_" + std::to_string(rank))) == expected);
+    CHECK_FALSE(std::filesystem::exists(dir / ("rank_" + std::to_string(cpus))));
+  }
+}

@@ -28,6 +28,35 @@ std::string failing_pair(const TempDir& dir, const std::string& ending) {
                       "wait\n");
 }
 
+/// worker.sh: writes its pid to ready_<RANK>, then waits for a stop signal, writes which
+/// one it got to got_<RANK> ("int" or "term") and exits as shardkit-train would: 130 after
+/// SIGINT, 0 after SIGTERM.
+void signal_recorder(const TempDir& dir) {
+  write_script(dir, "worker.sh",
+               "d=\"$(dirname \"$0\")\"\n"
+               "trap 'echo int > \"$d/got_$RANK\"; exit 130' INT\n"
+               "trap 'echo term > \"$d/got_$RANK\"; exit 0' TERM\n"
+               "echo $$ > \"$d/ready_$RANK\"\n"
+               "while :; do sleep 0.1; done\n");
+}
+
+/// A driver script: starts the launcher with `flags` on worker.sh in the background, waits
+/// until ranks 0 and 1 wrote ready_<rank>, sends the launcher `sig` (kill's name: INT, TERM,
+/// KILL), and prints "launcher exit code <code>".
+std::string signal_driver(const TempDir& dir, const std::string& flags, const std::string& sig,
+                          const std::string& env = "") {
+  return write_script(
+      dir, "driver.sh",
+      "d=\"$(dirname \"$0\")\"\n" + env + shell_quote(launcher_path()) + " " + flags +
+          " \"$d/worker.sh\" &\n"
+          "launcher=$!\n"
+          "i=0; while { [ ! -s \"$d/ready_0\" ] || [ ! -s \"$d/ready_1\" ]; } && [ $i -lt 300 ]; do "
+          "sleep 0.1; i=$((i+1)); done\n"
+          "kill -" + sig + " $launcher\n"
+          "wait $launcher\n"
+          "echo \"launcher exit code $?\"\n");
+}
+
 void check_nothing_survives(const TempDir& dir) {
   for (const char* file : {"pid_0", "child_0", "pid_1"}) {
     const pid_t pid = read_pid(dir / file);
@@ -73,7 +102,7 @@ TEST_CASE("a rank exiting with code 3 stops the others and is named in the repor
                               shell_quote(script));
   const double elapsed = seconds_since(start);
   INFO(r.output);
-  CHECK(r.exit_code == 1);
+  CHECK(r.exit_code == 3);  // the failed rank's own code
   CHECK(elapsed < 60);  // rank 0 would sleep 1000 s if it were not stopped
   CHECK(contains(r.output, "rank 1 (local rank 1, pid " + std::to_string(read_pid(dir / "pid_1")) +
                                ") failed: exited with code 3"));
@@ -92,63 +121,51 @@ TEST_CASE("a rank killed by SIGKILL is reported as signal 9", "[launcher][failur
   const auto r = run_launcher("--nproc-per-node=2 --master-port=0 --grace-period-s=3 " +
                               shell_quote(script));
   INFO(r.output);
-  CHECK(r.exit_code == 1);
+  CHECK(r.exit_code == 128 + 9);  // as a shell reports a process killed by signal 9
   CHECK(contains(r.output, "rank 1 (local rank 1, pid"));
   CHECK(contains(r.output, "failed: killed by signal 9 (SIGKILL)"));
   check_nothing_survives(dir);
 }
 
-TEST_CASE("SIGTERM to the launcher reaches every worker; clean exits mean exit 0",
+TEST_CASE("SIGTERM and SIGINT to the launcher reach every worker as sent; the exit code is theirs",
           "[launcher][signals]") {
   SHARDKIT_REQUIRE_GLOO();
-  TempDir dir("shardkit-run-term");
-  const auto worker = write_script(dir, "worker.sh",
-                                   "d=\"$(dirname \"$0\")\"\n"
-                                   "trap 'echo term > \"$d/term_$RANK\"; exit 0' TERM\n"
-                                   "echo $$ > \"$d/ready_$RANK\"\n"
-                                   "while :; do sleep 0.1; done\n");
-  const auto driver = write_script(
-      dir, "driver.sh",
-      "d=\"$(dirname \"$0\")\"\n" + shell_quote(launcher_path()) +
-          " --nproc-per-node=2 --master-port=0 --grace-period-s=10 \"$d/worker.sh\" &\n"
-          "launcher=$!\n"
-          "i=0; while { [ ! -s \"$d/ready_0\" ] || [ ! -s \"$d/ready_1\" ]; } && [ $i -lt 300 ]; do "
-          "sleep 0.1; i=$((i+1)); done\n"
-          "kill -TERM $launcher\n"
-          "wait $launcher\n"
-          "echo \"launcher exit code $?\"\n");
-  const auto r = run_command(shell_quote(driver));
-  INFO(r.output);
-  CHECK(contains(r.output, "launcher exit code 0"));
-  CHECK(contains(r.output, "got SIGTERM"));
-  CHECK(slurp(dir / "term_0") == "term\n");
-  CHECK(slurp(dir / "term_1") == "term\n");
-  CHECK_FALSE(process_running(read_pid(dir / "ready_0")));
+  struct Case {
+    const char* kill_name;  // as kill(1) takes it
+    const char* recorded;   // what signal_recorder's workers write
+    int exit_code;          // theirs: 0 after SIGTERM, 130 after SIGINT
+  };
+  for (const Case& c : {Case{"TERM", "term", 0}, Case{"INT", "int", 130}}) {
+    TempDir dir("shardkit-run-stop");
+    signal_recorder(dir);
+    const auto driver = signal_driver(dir, "--nproc-per-node=2 --master-port=0 --grace-period-s=10", c.kill_name);
+    const auto r = run_command(shell_quote(driver));
+    const std::string sig = std::string("SIG") + c.kill_name;
+    INFO(sig << "\n" << r.output);
+    CHECK(contains(r.output, "got " + sig + "; sending " + sig + " to every worker"));
+    CHECK(slurp(dir / "got_0") == std::string(c.recorded) + "\n");
+    CHECK(slurp(dir / "got_1") == std::string(c.recorded) + "\n");
+    CHECK(contains(r.output, "launcher exit code " + std::to_string(c.exit_code) + "\n"));
+    CHECK_FALSE(contains(r.output, "last lines of rank"));  // the expected answer is no failure
+    CHECK_FALSE(process_running(read_pid(dir / "ready_0")));
+    CHECK_FALSE(process_running(read_pid(dir / "ready_1")));
+  }
 }
 
-TEST_CASE("workers that ignore SIGTERM are killed after the grace period", "[launcher][signals]") {
+TEST_CASE("workers that ignore the stop signal are killed after the grace period", "[launcher][signals]") {
   SHARDKIT_REQUIRE_GLOO();
   TempDir dir("shardkit-run-stubborn");
   const auto worker = write_script(dir, "worker.sh",
                                    "d=\"$(dirname \"$0\")\"\n"
-                                   "trap '' TERM\n"
+                                   "trap '' INT TERM\n"
                                    "echo $$ > \"$d/ready_$RANK\"\n"
                                    "while :; do sleep 0.1; done\n");
-  const auto driver = write_script(
-      dir, "driver.sh",
-      "d=\"$(dirname \"$0\")\"\n" + shell_quote(launcher_path()) +
-          " --nproc-per-node=2 --master-port=0 --grace-period-s=1 \"$d/worker.sh\" &\n"
-          "launcher=$!\n"
-          "i=0; while { [ ! -s \"$d/ready_0\" ] || [ ! -s \"$d/ready_1\" ]; } && [ $i -lt 300 ]; do "
-          "sleep 0.1; i=$((i+1)); done\n"
-          "kill -INT $launcher\n"
-          "wait $launcher\n"
-          "echo \"launcher exit code $?\"\n");
+  const auto driver = signal_driver(dir, "--nproc-per-node=2 --master-port=0 --grace-period-s=1", "INT");
   const auto start = std::chrono::steady_clock::now();
   const auto r = run_command(shell_quote(driver));
   INFO(r.output);
   CHECK(seconds_since(start) < 60);
-  CHECK(contains(r.output, "launcher exit code 1"));
+  CHECK(contains(r.output, "launcher exit code 137"));  // the first worker's: SIGKILL
   CHECK(contains(r.output, "got SIGINT"));
   CHECK(contains(r.output, "killed by signal 9 (SIGKILL)"));
   CHECK_FALSE(process_running(read_pid(dir / "ready_0")));
@@ -161,17 +178,8 @@ TEST_CASE("workers die with a launcher killed by SIGKILL", "[launcher][signals]"
   const auto worker = write_script(dir, "worker.sh",
                                    "echo $$ > \"$(dirname \"$0\")/ready_$RANK\"\n"
                                    "exec sleep 1000\n");
-  const auto driver = write_script(
-      dir, "driver.sh",
-      // A killed launcher cannot remove its error-file folder: keep it inside `dir`.
-      "d=\"$(dirname \"$0\")\"\nTMPDIR=\"$d\" " + shell_quote(launcher_path()) +
-          " --nproc-per-node=2 --master-port=0 \"$d/worker.sh\" &\n"
-          "launcher=$!\n"
-          "i=0; while { [ ! -s \"$d/ready_0\" ] || [ ! -s \"$d/ready_1\" ]; } && [ $i -lt 300 ]; do "
-          "sleep 0.1; i=$((i+1)); done\n"
-          "kill -KILL $launcher\n"
-          "wait $launcher\n"
-          "echo \"launcher exit code $?\"\n");
+  // A killed launcher cannot remove its error-file folder: keep it inside `dir`.
+  const auto driver = signal_driver(dir, "--nproc-per-node=2 --master-port=0", "KILL", "TMPDIR=\"$d\" ");
   const auto r = run_command(shell_quote(driver));
   INFO(r.output);
   CHECK(contains(r.output, "launcher exit code 137"));
@@ -230,7 +238,7 @@ TEST_CASE("a group that keeps failing gives up after --max-restarts", "[launcher
   const auto r = run_launcher("--nproc-per-node=1 --master-port=0 --max-restarts=2 " +
                               shell_quote(script));
   INFO(r.output);
-  CHECK(r.exit_code == 1);
+  CHECK(r.exit_code == 5);  // the last attempt's failed worker's code
   CHECK(contains(r.output, "restart 1 of 2"));
   CHECK(contains(r.output, "restart 2 of 2"));
   CHECK_FALSE(contains(r.output, "restart 3"));

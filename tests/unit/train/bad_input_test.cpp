@@ -85,10 +85,24 @@ TEST_CASE("a plugin built against another LibTorch or ABI is refused by name", "
     const auto file = kFixtures + "/libshardkit-policy-" + fixture + ".so";
     const auto r = run_program("shardkit-train", small_run(tmp / "run", {"--plugins=" + file}));
     INFO(r.output);
-    CHECK(r.exit_code != 0);
+    CHECK(r.exit_code == 2);  // a plugin named on the command line: a configuration error
     CHECK(contains(r.output, file));
     CHECK_FALSE(fs::exists(tmp / "run"));
   }
+}
+
+TEST_CASE("configuration errors exit 2: a missing plugin file, a resume without a checkpoint",
+          "[train][errors]") {
+  TempDir tmp;
+  const auto plugin = run_program("shardkit-train", small_run(tmp / "run", {"--plugins=" + (tmp / "nope.so")}));
+  INFO(plugin.output);
+  CHECK(plugin.exit_code == 2);
+  CHECK(contains(plugin.output, "configuration error: plugin file " + (tmp / "nope.so")));
+  const auto resume = run_program("shardkit-train", {"--resume=true", "--output_dir=" + (tmp / "empty")});
+  INFO(resume.output);
+  CHECK(resume.exit_code == 2);
+  CHECK(contains(resume.output, "configuration error: checkpoint folder"));
+  CHECK_FALSE(fs::exists(tmp / "run"));
 }
 
 TEST_CASE("a plugin of the right kind but the wrong interface is refused", "[train][errors]") {
@@ -130,7 +144,7 @@ TEST_CASE("resuming from a folder that is not a complete checkpoint is refused",
   const auto r = run_program("shardkit-train", {"--resume=true", "--steps=30",
       "--config_path=" + ck + "/pretrained_model/train_config.json"});
   INFO(r.output);
-  CHECK(r.exit_code != 0);
+  CHECK(r.exit_code == 2);
   CHECK(contains(r.output, "not a complete shardkit checkpoint"));
   CHECK(contains(r.output, "training_step.json"));
 }
