@@ -3,32 +3,26 @@
 
 #include <shardkit/checkpoint_format.hpp>
 #include <shardkit/dcp/folder.hpp>
-#include <shardkit/mesh.hpp>
 #include <shardkit/plugin.hpp>
 
 namespace {
 
 class DcpFormat final : public shardkit::CheckpointFormat {
  public:
-  explicit DcpFormat(const shardkit::PluginContext& context) : mesh_(context.mesh) {}
 
-  void save(const shardkit::ShardedState& state, const std::string& dir,
-            const shardkit::Runtime&) override {
-    shardkit::dcp::save_checkpoint(state, dir, mesh_ ? &mesh_->world() : nullptr);
+  void save(const shardkit::ShardedState& state, const std::string& dir, shardkit::CommGroup* group) override {
+    shardkit::dcp::save_checkpoint(state, dir, group);
   }
-  void load(shardkit::ShardedState& wanted, const std::string& dir, const shardkit::Runtime&) override {
+  void load(shardkit::ShardedState& wanted, const std::string& dir, shardkit::CommGroup*) override {
     shardkit::dcp::load_checkpoint(wanted, dir);
   }
   bool has_model(const std::string& dir) const override {
     return shardkit::dcp::has_checkpoint_model(dir);
   }
-
- private:
-  shardkit::DeviceMesh* mesh_;  // null in single-process tools
 };
 
-std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& context) {
-  return std::make_shared<DcpFormat>(context);
+std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext&) {
+  return std::make_shared<DcpFormat>();
 }
 
 }  // namespace

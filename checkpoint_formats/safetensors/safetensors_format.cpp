@@ -9,11 +9,10 @@ namespace {
 
 class SafetensorsFormat final : public shardkit::CheckpointFormat {
  public:
-  void save(const shardkit::ShardedState& state, const std::string& dir,
-            const shardkit::Runtime& runtime) override {
-    shardkit::save_whole_state(state, "", dir, runtime);
+  void save(const shardkit::ShardedState& state, const std::string& dir, shardkit::CommGroup* group) override {
+    shardkit::save_whole_state(state, "", dir, group);
   }
-  void load(shardkit::ShardedState& wanted, const std::string& dir, const shardkit::Runtime&) override {
+  void load(shardkit::ShardedState& wanted, const std::string& dir, shardkit::CommGroup*) override {
     shardkit::load_whole_state(wanted, "", dir);
   }
   bool has_model(const std::string& dir) const override { return shardkit::has_whole_model(dir); }

@@ -3,7 +3,6 @@
 
 #include <shardkit/checkpoint_format.hpp>
 #include <shardkit/dcp/folder.hpp>
-#include <shardkit/mesh.hpp>
 #include <shardkit/plugin.hpp>
 #include <shardkit/whole_state.hpp>
 
@@ -11,27 +10,22 @@ namespace {
 
 class SafetensorsDcpFormat final : public shardkit::CheckpointFormat {
  public:
-  explicit SafetensorsDcpFormat(const shardkit::PluginContext& context) : mesh_(context.mesh) {}
 
-  void save(const shardkit::ShardedState& state, const std::string& dir,
-            const shardkit::Runtime& runtime) override {
-    shardkit::dcp::save_checkpoint(state, dir, mesh_ ? &mesh_->world() : nullptr);
-    shardkit::save_whole_state(state, "model.", dir, runtime);
+  void save(const shardkit::ShardedState& state, const std::string& dir, shardkit::CommGroup* group) override {
+    shardkit::dcp::save_checkpoint(state, dir, group);
+    shardkit::save_whole_state(state, "model.", dir, group);
   }
   // Resume reads the DCP shards: they hold the optimizer state and load at any topology.
-  void load(shardkit::ShardedState& wanted, const std::string& dir, const shardkit::Runtime&) override {
+  void load(shardkit::ShardedState& wanted, const std::string& dir, shardkit::CommGroup*) override {
     shardkit::dcp::load_checkpoint(wanted, dir);
   }
   bool has_model(const std::string& dir) const override {
     return shardkit::dcp::has_checkpoint_model(dir) && shardkit::has_whole_model(dir);
   }
-
- private:
-  shardkit::DeviceMesh* mesh_;  // null in single-process tools
 };
 
-std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& context) {
-  return std::make_shared<SafetensorsDcpFormat>(context);
+std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext&) {
+  return std::make_shared<SafetensorsDcpFormat>();
 }
 
 }  // namespace

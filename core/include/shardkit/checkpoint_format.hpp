@@ -4,7 +4,7 @@
 #include <string>
 
 #include "shardkit/plugin.hpp"
-#include "shardkit/runtime.hpp"
+#include "shardkit/comm.hpp"
 #include "shardkit/sharded_state.hpp"
 
 namespace shardkit {
@@ -16,11 +16,13 @@ class CheckpointFormat : public Plugin {
  public:
   ~CheckpointFormat() override;
   /// Writes `state` into checkpoint folder `dir` (which exists, with its two subfolders).
-  /// Every rank calls it; replicated entries are written once.
-  virtual void save(const ShardedState& state, const std::string& dir, const Runtime& runtime) = 0;
-  /// Fills every chunk of `wanted` in place from checkpoint folder `dir`. Throws
-  /// FormatError naming the file and entry when something is missing or malformed.
-  virtual void load(ShardedState& wanted, const std::string& dir, const Runtime& runtime) = 0;
+  /// Every rank of `group` calls it (nullptr: this process saves alone); entries replicated
+  /// across ranks are written once (Replicas::saved_here).
+  virtual void save(const ShardedState& state, const std::string& dir, CommGroup* group) = 0;
+  /// Fills every chunk of `wanted` in place from checkpoint folder `dir`; every rank of
+  /// `group` calls it (nullptr: alone). Throws FormatError naming the file and entry when
+  /// something is missing or malformed.
+  virtual void load(ShardedState& wanted, const std::string& dir, CommGroup* group) = 0;
   /// Whether `dir` holds model weights in this format (used to say what went wrong).
   virtual bool has_model(const std::string& dir) const = 0;
 };

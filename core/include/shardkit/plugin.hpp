@@ -66,8 +66,8 @@ struct PluginContext {
   const Config* full_config = nullptr;     ///< the whole resolved configuration
   std::shared_ptr<spdlog::logger> logger;  ///< the host's rank-prefixed logger
   const Runtime* runtime = nullptr;        ///< rank, world size, device
-  /// The data-parallel mesh and its process groups (backends and checkpoint formats;
-  /// nullptr for other kinds and in single-process tools).
+  /// The data-parallel mesh and its process groups (backends; nullptr for other kinds and
+  /// in single-process tools). Checkpoint formats get their group with each call.
   DeviceMesh* mesh = nullptr;
   /// For policies: the dataset's feature shapes (name -> shape without batch dim).
   std::map<std::string, std::vector<std::int64_t>> features;

@@ -7,16 +7,17 @@
 
 #include <string>
 
-#include "shardkit/runtime.hpp"
+#include "shardkit/comm.hpp"
 #include "shardkit/sharded_state.hpp"
 
 namespace shardkit {
 
 /// Writes the entries of `state` whose key starts with `prefix` ("model." or "optimizer.",
-/// or "" for both) as whole tensors into checkpoint folder `dir`, on rank 0 only. Throws
-/// FormatError when an entry is sharded on this rank (a whole-tensor file cannot hold it).
+/// or "" for both) as whole tensors into checkpoint folder `dir`, on rank 0 of `group` only
+/// (nullptr: this process alone). Throws FormatError when an entry is sharded on this rank
+/// (a whole-tensor file cannot hold it).
 void save_whole_state(const ShardedState& state, const std::string& prefix, const std::string& dir,
-                      const Runtime& runtime);
+                      CommGroup* group);
 
 /// Fills every chunk of `wanted`'s entries under `prefix` from those files (any box out of
 /// the whole tensors). Throws FormatError naming the file and tensor when one is missing,

@@ -64,10 +64,11 @@ struct FolderReader::Impl {
     if (!fs::is_regular_file(meta_path))
       throw FormatError(meta_path + " is missing: " + dir + " is not a complete DCP checkpoint");
     metadata = read_metadata(read_text_file(meta_path), meta_path);
-    if (metadata.storage_data)
-      for (const auto& [index, info] : *metadata.storage_data)
-        if (index.offset) stored[{index.fqn, *index.offset}] = &info;
-        else byte_items[index.fqn] = &info;
+    if (!metadata.storage_data) return;
+    for (const auto& [index, info] : *metadata.storage_data) {
+      if (index.offset) stored[{index.fqn, *index.offset}] = &info;
+      else byte_items[index.fqn] = &info;
+    }
   }
 };
 

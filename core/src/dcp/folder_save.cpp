@@ -12,7 +12,10 @@
 #include <filesystem>
 #include <map>
 
+#include <caffe2/serialize/inline_container.h>
+#include <torch/csrc/jit/serialization/export.h>
 #include <torch/csrc/jit/serialization/pickle.h>
+#include <torch/csrc/jit/serialization/pickler.h>
 
 #include "shardkit/comm_support.hpp"
 #include "shardkit/dcp/metadata.hpp"
@@ -28,12 +31,14 @@ std::string data_file_name(int rank) { return "__" + std::to_string(rank) + "_0.
 
 namespace {
 
-// One rank's data file: appended blob by blob, fsynced before its results are shared.
+// One rank's data file: appended blob by blob (small pieces gathered in a buffer, large ones
+// written straight from their memory), fsynced before its results are shared.
 class DataFile {
  public:
   explicit DataFile(const std::string& path) : path_(path) {
     fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd_ < 0) fail("cannot create");
+    buffer_.reserve(kBuffer);
   }
   ~DataFile() {
     if (fd_ >= 0) ::close(fd_);
@@ -41,32 +46,81 @@ class DataFile {
   DataFile(const DataFile&) = delete;
   DataFile& operator=(const DataFile&) = delete;
 
+  std::int64_t size() const { return size_; }
+  void append(const void* data, std::size_t n) {
+    const auto* bytes = static_cast<const char*>(data);
+    if (buffer_.size() + n <= kBuffer) {
+      buffer_.insert(buffer_.end(), bytes, bytes + n);
+    } else {
+      flush();
+      if (n < kBuffer) buffer_.insert(buffer_.end(), bytes, bytes + n);
+      else write_all(bytes, n);
+    }
+    size_ += static_cast<std::int64_t>(n);
+  }
+  /// Appends `bytes`; returns the offset it starts at.
   std::int64_t append(const std::vector<char>& bytes) {
     const auto at = size_;
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-      const auto n = ::write(fd_, bytes.data() + done, bytes.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) fail("cannot write");
-      done += static_cast<std::size_t>(n);
-    }
-    size_ += static_cast<std::int64_t>(bytes.size());
+    append(bytes.data(), bytes.size());
     return at;
   }
   void finish() {
+    flush();
     if (::fsync(fd_) != 0) fail("cannot fsync");
     if (::close(fd_) != 0) fail("cannot close");
     fd_ = -1;
   }
 
  private:
+  static constexpr std::size_t kBuffer = std::size_t{1} << 20;
+  void flush() {
+    write_all(buffer_.data(), buffer_.size());
+    buffer_.clear();
+  }
+  void write_all(const char* bytes, std::size_t n) {
+    std::size_t done = 0;
+    while (done < n) {
+      const auto w = ::write(fd_, bytes + done, n - done);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) fail("cannot write");
+      done += static_cast<std::size_t>(w);
+    }
+  }
   [[noreturn]] void fail(const char* what) const {
     throw FormatError("DCP save: " + std::string(what) + " " + path_ + ": " + std::strerror(errno));
   }
   std::string path_;
   int fd_ = -1;
   std::int64_t size_ = 0;
+  std::vector<char> buffer_;
 };
+
+/// The tensor torch.save should store for `data`: itself when it owns exactly its storage
+/// (torch.save of a view would store the whole underlying storage), else a compact copy.
+torch::Tensor exact_storage(const torch::Tensor& data) {
+  auto t = data.detach().to(torch::kCPU).contiguous();
+  const auto bytes = static_cast<std::size_t>(t.numel()) * t.element_size();
+  if (t.storage_offset() == 0 && t.storage().nbytes() == bytes) return t;
+  return t.clone();
+}
+
+/// Appends `tensor` as torch.save writes it (the bytes torch::jit::pickle_save returns),
+/// streamed into `file` without copying the tensor's data. Returns the item's length.
+std::int64_t append_torch_save(DataFile& file, const torch::Tensor& tensor) {
+  const auto start = file.size();
+  std::vector<char> pickled;
+  torch::jit::Pickler pickler([&](const char* bytes, size_t n) { pickled.insert(pickled.end(), bytes, bytes + n); });
+  pickler.protocol();
+  pickler.pushIValue(tensor);
+  pickler.stop();
+  caffe2::serialize::PyTorchStreamWriter writer([&](const void* bytes, size_t n) {
+    file.append(bytes, n);
+    return n;
+  });
+  torch::jit::writeArchiveAndTensors("data", pickled.data(), pickled.size(), pickler.tensorData(), writer);
+  writer.writeEndOfFile();
+  return file.size() - start;
+}
 
 std::vector<std::int64_t> contiguous_strides(const std::vector<std::int64_t>& shape) {
   std::vector<std::int64_t> strides(shape.size(), 1);
@@ -141,12 +195,9 @@ void save_folder(const ShardedState& state, const std::string& prefix, const std
       if (key.rfind(prefix, 0) != 0) continue;
       if (!entry.replicas.saved_here()) continue;  // one copy of identical data is written
       for (const auto& chunk : entry.chunks) {
-        // A clone: torch.save of a view would store its whole underlying storage.
-        const auto data = chunk.data.detach().to(torch::kCPU).contiguous().clone();
-        const auto blob = torch::jit::pickle_save(data);
         WrittenChunk written{key, dcp_dtype(entry.dtype), entry.global_shape, chunk.box.offsets,
-                             chunk.box.sizes, rank, 0, static_cast<std::int64_t>(blob.size())};
-        written.file_offset = file.append(blob);
+                             chunk.box.sizes, rank, file.size(), 0};
+        written.length = append_torch_save(file, exact_storage(chunk.data));
         mine.push_back(std::move(written));
       }
     }

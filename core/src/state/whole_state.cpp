@@ -34,8 +34,8 @@ Location locate(const std::string& key) {
 }  // namespace
 
 void save_whole_state(const ShardedState& state, const std::string& prefix, const std::string& dir,
-                      const Runtime& runtime) {
-  if (!runtime.is_main()) return;  // whole tensors: rank 0 holds everything it writes
+                      CommGroup* group) {
+  if (group && group->rank() != 0) return;  // whole tensors: rank 0 holds everything it writes
   std::map<std::string, std::vector<st::TensorRef>> files;
   std::vector<at::Tensor> keep_alive;
   for (const auto& [key, entry] : state.tensors) {

@@ -70,9 +70,8 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   backend_ = registry_.create_as<Backend>("backend", selection_.backend,
                                           context_for("backend", selection_.backend));
   backend_->setup(*policy_);
-  format_ = registry_.create_as<CheckpointFormat>(
-      "checkpoint_format", selection_.checkpoint_format,
-      context_for("checkpoint_format", selection_.checkpoint_format));
+  checkpointer_ = std::make_unique<Checkpointer>(registry_, config_, runtime_, mesh_->world(),
+                                                 selection_.checkpoint_format);
 
   AdamWOptions adam;
   adam.lr = config_.get_float("optimizer.lr");
@@ -121,7 +120,7 @@ PluginContext Trainer::context_for(const std::string& kind, const std::string& n
   ctx.full_config = &config_;
   ctx.logger = logger();
   ctx.runtime = &runtime_;
-  if (kind == "backend" || kind == "checkpoint_format") ctx.mesh = mesh_.get();
+  if (kind == "backend") ctx.mesh = mesh_.get();
   return ctx;
 }
 
@@ -179,10 +178,10 @@ void Trainer::resume_from(const std::string& dir) {
     throw ConfigError("the checkpoint in " + dir + " is at step " + std::to_string(record.step) +
                       " and --steps=" + std::to_string(steps_) +
                       "; pass a larger --steps to train further");
-  const auto format = format_of(dir);
+  const auto format = checkpointer_->format_of(dir);
   if (!format)
     throw FormatError(dir + " holds no model weights in any checkpoint format this shardkit has (" +
-                      formats_known() + "); is it a complete checkpoint?");
+                      checkpointer_->formats_known() + "); is it a complete checkpoint?");
   load_state(dir, *format, /*with_optimizer=*/true);
   load_rng_state(rng_state_path(dir, runtime_.rank, /*for_load=*/true));
 
@@ -208,33 +207,12 @@ void Trainer::resume_from(const std::string& dir) {
 void Trainer::load_weights(const std::string& pretrained_dir) {
   const auto root = fs::path(pretrained_dir).lexically_normal();
   const auto checkpoint = (root.filename().empty() ? root.parent_path() : root).parent_path();
-  const auto format = format_of(checkpoint.string());
+  const auto format = checkpointer_->format_of(checkpoint.string());
   if (!format)
     throw ConfigError("--policy.path=" + pretrained_dir + " holds no model weights in any "
-                      "checkpoint format this shardkit has (" + formats_known() + ")");
+                      "checkpoint format this shardkit has (" + checkpointer_->formats_known() + ")");
   load_state(checkpoint.string(), *format, /*with_optimizer=*/false);
   logger()->info("loaded weights from {}", pretrained_dir);
-}
-
-std::shared_ptr<CheckpointFormat> Trainer::format_of(const std::string& dir) const {
-  if (format_->has_model(dir)) return format_;
-  for (const auto& name : registry_.names("checkpoint_format")) {
-    if (name == selection_.checkpoint_format) continue;
-    auto other = registry_.create_as<CheckpointFormat>("checkpoint_format", name,
-                                                       context_for("checkpoint_format", name));
-    if (other->has_model(dir)) {
-      logger()->info("{} was saved in the '{}' format: loading it as such (new checkpoints use "
-                     "--checkpoint_format={})", dir, name, selection_.checkpoint_format);
-      return other;
-    }
-  }
-  return nullptr;
-}
-
-std::string Trainer::formats_known() const {
-  std::string names;
-  for (const auto& name : registry_.names("checkpoint_format")) names += (names.empty() ? "" : ", ") + name;
-  return names;
 }
 
 void Trainer::load_state(const std::string& dir, CheckpointFormat& format, bool with_optimizer) {
@@ -244,7 +222,7 @@ void Trainer::load_state(const std::string& dir, CheckpointFormat& format, bool 
     optimizer_->state(wanted);
     optimizer_->param_groups(wanted, 0.0);
   }
-  format.load(wanted, dir, runtime_);
+  checkpointer_->load(wanted, dir, format);
   backend_->model_state_loaded();
   if (with_optimizer)
     for (const auto& difference : optimizer_->param_group_differences(wanted))
@@ -265,37 +243,20 @@ TrainingStep Trainer::training_step_record(std::int64_t step) const {
 }
 
 void Trainer::save_checkpoint(std::int64_t step) {
-  const auto root = fs::path(output_dir_) / "checkpoints";
-  const auto name = step_dir_name(step, steps_);
-  const auto tmp = root / (".tmp-" + name);
-  auto& world = mesh_->world();
-  if (runtime_.is_main()) {
-    std::error_code ec;
-    fs::remove_all(tmp, ec);
-    make_directories((tmp / "pretrained_model").string());
-    make_directories((tmp / "training_state").string());
-  }
-  world.barrier();  // the folder exists before any rank writes into it
-
   ShardedState state;
   backend_->model_state(state);
   optimizer_->state(state);
-  optimizer_->param_groups(state, scheduler_->lr(step - 1));
-  format_->save(state, tmp.string(), runtime_);
-  save_rng_state(rng_state_path(tmp.string(), runtime_.rank));
-  world.barrier();  // every rank's files are complete before rank 0 publishes
-  if (runtime_.is_main()) {
-    const auto pm = tmp / "pretrained_model";
-    const auto ts = tmp / "training_state";
-    write_text_file((pm / "config.json").string(), config_.section("policy.").to_json());
-    write_text_file((pm / "train_config.json").string(), config_.to_json());
-    write_text_file((ts / "training_step.json").string(), training_step_json(training_step_record(step)));
-    write_text_file((ts / "scheduler_state.json").string(), scheduler_->state_json(step));
-    write_text_file((ts / "optimizer_param_groups.json").string(),
-                    optimizer_->param_groups_json(scheduler_->lr(step - 1)));
-    publish_checkpoint(tmp.string(), (root / name).string());
-    logger()->info("checkpoint saved: {}", (root / name).string());
-  }
+  const auto lr = scheduler_->lr(step - 1);
+  optimizer_->param_groups(state, lr);
+  const std::map<std::string, std::string> files{
+      {"pretrained_model/config.json", config_.section("policy.").to_json()},
+      {"pretrained_model/train_config.json", config_.to_json()},
+      {"training_state/training_step.json", training_step_json(training_step_record(step))},
+      {"training_state/scheduler_state.json", scheduler_->state_json(step)},
+      {"training_state/optimizer_param_groups.json", optimizer_->param_groups_json(lr)}};
+  const auto dir = checkpointer_->save((fs::path(output_dir_) / "checkpoints").string(),
+                                       step_dir_name(step, steps_), state, files);
+  if (runtime_.is_main()) logger()->info("checkpoint saved: {}", dir);
 }
 
 int Trainer::stop_requested() { return stop_signal_of_any_rank(mesh_->world(), stop_signal()); }

@@ -6,10 +6,10 @@
 #include <string>
 
 #include "checkpoint_io.hpp"
+#include "checkpointer.hpp"
 #include "data_loader.hpp"
 #include "metrics_log.hpp"
 #include "shardkit/backend.hpp"
-#include "shardkit/checkpoint_format.hpp"
 #include "shardkit/comm.hpp"
 #include "shardkit/config.hpp"
 #include "shardkit/dataset.hpp"
@@ -43,14 +43,8 @@ class Trainer {
   std::string output_dir_problem() const;
   void resume_from(const std::string& dir);
   void load_weights(const std::string& pretrained_dir);
-  /// The format checkpoint folder `dir` was saved in, detected from its files: the
-  /// selected one when it holds the model there, else the first other format that does
-  /// (a run may swap --checkpoint_format between save and resume). nullptr when none.
-  std::shared_ptr<CheckpointFormat> format_of(const std::string& dir) const;
-  /// "dcp, safetensors": the checkpoint formats found, for messages.
-  std::string formats_known() const;
   /// Fills the model (and optimizer) state in place from checkpoint folder `dir`, saved in
-  /// `format` (format_of(dir)).
+  /// `format` (Checkpointer::format_of(dir)).
   void load_state(const std::string& dir, CheckpointFormat& format, bool with_optimizer);
   void save_checkpoint(std::int64_t step);
   /// SIGTERM or SIGINT on any rank (0 = none): all ranks agree at this update, checkpoint,
@@ -72,7 +66,7 @@ class Trainer {
   std::shared_ptr<Dataset> dataset_;
   std::shared_ptr<Policy> policy_;
   std::shared_ptr<Backend> backend_;
-  std::shared_ptr<CheckpointFormat> format_;
+  std::unique_ptr<Checkpointer> checkpointer_;
   std::unique_ptr<AdamW> optimizer_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<DataLoader> loader_;
