@@ -21,6 +21,15 @@ if(SHARDKIT_PACKAGE_CONFIG)
   endif()
   find_dependency(spdlog)
 else()
+  # Torch's CUDA set-up reads TORCH_CUDA_ARCH_LIST from the environment (scripts/setup.sh names
+  # one: there is no GPU to probe). Keep the value of the first configure, so that a re-run the
+  # build tool starts in a bare environment (after a CMakeLists.txt edit) sees it too.
+  if(DEFINED ENV{TORCH_CUDA_ARCH_LIST})
+    set(SHARDKIT_CONFIGURED_CUDA_ARCH_LIST "$ENV{TORCH_CUDA_ARCH_LIST}" CACHE STRING
+        "TORCH_CUDA_ARCH_LIST the build was configured with" FORCE)
+  elseif(SHARDKIT_CONFIGURED_CUDA_ARCH_LIST)
+    set(ENV{TORCH_CUDA_ARCH_LIST} "${SHARDKIT_CONFIGURED_CUDA_ARCH_LIST}")
+  endif()
   find_package(Torch REQUIRED)
   if(NOT Torch_VERSION VERSION_EQUAL SHARDKIT_REQUIRED_TORCH_VERSION)
     message(FATAL_ERROR "shardkit needs LibTorch ${SHARDKIT_REQUIRED_TORCH_VERSION}, but the \
