@@ -33,6 +33,8 @@ std::vector<std::string> worker_environment(const LaunchOptions& options, const 
       {"TORCHELASTIC_RUN_ID", options.run_id},
       {"TORCHELASTIC_USE_AGENT_STORE", "True"},
       {"TORCHELASTIC_ERROR_FILE", place.error_file},
+      // This launcher prefixes every line with [rank<R>]:, so shardkit's logger need not.
+      {"SHARDKIT_LAUNCHER_PREFIXES_RANKS", "1"},
   };
   if (omp_threads_default(options)) set["OMP_NUM_THREADS"] = "1";
 

@@ -1,6 +1,7 @@
 // The host logger: stderr-free, colour-free lines on stdout so launchers can prefix them.
 #include "shardkit/logging.hpp"
 
+#include <cstdlib>
 #include <mutex>
 #include <string>
 
@@ -25,8 +26,13 @@ std::shared_ptr<spdlog::logger>& instance() {
 std::shared_ptr<spdlog::logger> logger() { return instance(); }
 
 void set_log_rank(int rank, int world_size) {
-  if (world_size > 1)
+  const char* prefixed = std::getenv("SHARDKIT_LAUNCHER_PREFIXES_RANKS");
+  if (world_size > 1 && !(prefixed && std::string(prefixed) == "1"))
     instance()->set_pattern("%Y-%m-%d %H:%M:%S %^%L%$ [rank " + std::to_string(rank) + "] %v");
+}
+
+void set_info_ranks(int rank, bool all_ranks) {
+  instance()->set_level(all_ranks || rank == 0 ? spdlog::level::info : spdlog::level::warn);
 }
 
 }  // namespace shardkit

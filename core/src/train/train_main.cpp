@@ -208,6 +208,7 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
                             is_true(given(flags, file, "save_checkpoint", "true")), requested_backend);
 
   Config config = resolve(schema, file, flags);
+  set_info_ranks(runtime.rank, config.get_bool("log_all_ranks"));
   const auto accum = config.get_int("accelerator.gradient_accumulation.steps");
   if (config.get_int("save_freq") % accum != 0)
     throw ConfigError("--save_freq=" + std::to_string(config.get_int("save_freq")) +

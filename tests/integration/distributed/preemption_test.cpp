@@ -82,7 +82,9 @@ TEST_CASE("SIGINT to a single shardkit-train checkpoints, exits 130, and the run
 TEST_CASE("SIGINT to the launcher reaches every rank as SIGINT: one checkpoint, exit 130") {
   TempDir dir("sk-sigint-launch");
   const auto out = dir / "run";
-  const auto run = stopped_by(SIGINT, launch_command(2, endless_run(out)), out);
+  auto flags = endless_run(out);
+  flags.push_back("--log_all_ranks=true");  // both ranks' stop lines, to compare them
+  const auto run = stopped_by(SIGINT, launch_command(2, flags), out);
   INFO(run.output);
   CHECK(run.exit_code == 130);
   CHECK(contains(run.output, "got SIGINT; sending SIGINT to every worker"));
