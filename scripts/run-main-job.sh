@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs the main job: a 2-process data-parallel (DDP over Gloo) run of the
 # default policy on the default data through shardkit-run, writing checkpoints under outputs/
-# (the README's main command). Extra flags go to shardkit-train; NPROC=N changes the process count.
+# (the README's main command). Extra flags go to shardkit-train; NPROC=N changes the process count,
+# OUTPUT_DIR=DIR the run folder (given this way, the closing line below names the right folder).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
