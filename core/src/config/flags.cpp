@@ -29,14 +29,23 @@ bool valid_key(const std::string& key) {
 
 [[noreturn]] void malformed(const std::string& arg, const std::string& why) {
   throw ConfigError("malformed argument '" + arg + "': " + why +
-                    "; options are written --key=value (e.g. --steps=100 or --policy.type=act)");
+                    "; options are written --key=value or --key value (e.g. --steps=100 or --policy.type act)");
+}
+
+/// Whether `arg` can be the value of the flag before it (`--steps 10`, as argparse and
+/// draccus accept): anything but an option, a negative number included.
+bool is_separate_value(const std::string& arg) {
+  if (arg.rfind("--", 0) == 0) return false;
+  if (arg.size() > 1 && arg[0] == '-') return std::isdigit(static_cast<unsigned char>(arg[1])) || arg[1] == '.';
+  return true;
 }
 
 }  // namespace
 
 RawConfig parse_flags(const std::vector<std::string>& args) {
   RawConfig flags;
-  for (const auto& arg : args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const auto& arg = args[i];
     if (arg.rfind("--", 0) != 0) {
       if (arg.size() > 1 && arg[0] == '-') {
         malformed(arg, "single-dash options are not supported");
@@ -51,7 +60,10 @@ RawConfig parse_flags(const std::vector<std::string>& args) {
     if (!valid_key(key)) {
       malformed(arg, "'" + key + "' is not a valid option name");
     }
-    std::string value = eq == std::string::npos ? "true" : arg.substr(eq + 1);
+    // --key=value, --key value, or a bare --key (true).
+    std::string value = eq != std::string::npos                                 ? arg.substr(eq + 1)
+                        : i + 1 < args.size() && is_separate_value(args[i + 1]) ? args[++i]
+                                                                                : "true";
     // A repeated flag: the last one wins, as with most command-line tools.
     flags[key] = RawValue{Value{std::move(value)}, "--" + key};
   }

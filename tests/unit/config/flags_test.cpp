@@ -38,6 +38,19 @@ TEST_CASE("parse_flags reads --key=value and bare --key", "[config][flags]") {
   CHECK(flags.count("dash-key") == 1);
 }
 
+TEST_CASE("parse_flags reads --key value as argparse does, negative numbers included", "[config][flags]") {
+  const auto flags = parse_flags({"--steps", "10", "--optimizer.lr", "-1e-3", "--resume", "--policy.type", "act",
+                                  "--save_checkpoint"});
+  REQUIRE(flags.size() == 5);
+  CHECK(std::get<std::string>(flags.at("steps").value) == "10");
+  CHECK(std::get<std::string>(flags.at("optimizer.lr").value) == "-1e-3");
+  CHECK(std::get<std::string>(flags.at("resume").value) == "true");  // followed by an option: bare
+  CHECK(std::get<std::string>(flags.at("policy.type").value) == "act");
+  CHECK(std::get<std::string>(flags.at("save_checkpoint").value) == "true");  // last: bare
+  // A single-dash word is not a value: it stays refused.
+  CHECK_THAT(flag_error({"--steps", "-x"}), Catch::Contains("'-x'"));
+}
+
 TEST_CASE("parse_flags keeps the last of a repeated flag", "[config][flags]") {
   const auto flags = parse_flags({"--steps=3", "--batch_size=2", "--steps=7"});
   REQUIRE(flags.size() == 2);
