@@ -18,12 +18,8 @@ Checkpointer::Checkpointer(const Registry& registry, const Config& config, const
 }
 
 std::shared_ptr<CheckpointFormat> Checkpointer::create(const std::string& name) const {
-  PluginContext ctx;
-  ctx.options = config_.section(option_prefix("checkpoint_format", name));
-  ctx.full_config = &config_;
-  ctx.logger = logger();
-  ctx.runtime = &runtime_;
-  return registry_.create_as<CheckpointFormat>("checkpoint_format", name, ctx);
+  return registry_.create_as<CheckpointFormat>("checkpoint_format", name,
+                                               plugin_context(config_, runtime_, "checkpoint_format", name));
 }
 
 std::shared_ptr<CheckpointFormat> Checkpointer::format_of(const std::string& dir) const {

@@ -2,6 +2,7 @@
 #include "train_options.hpp"
 
 #include "shardkit/error.hpp"
+#include "shardkit/logging.hpp"
 #include "shardkit/plugin_kinds.hpp"
 
 namespace shardkit::train {
@@ -54,6 +55,16 @@ std::string option_prefix(const std::string& kind, const std::string& name) {
   return k ? k->option_prefix(name) : kind + "." + name + ".";
 }
 
+PluginContext plugin_context(const Config& config, const Runtime& runtime, const std::string& kind,
+                             const std::string& name) {
+  PluginContext ctx;
+  ctx.options = config.section(option_prefix(kind, name));
+  ctx.full_config = &config;
+  ctx.logger = logger();
+  ctx.runtime = &runtime;
+  return ctx;
+}
+
 std::string Selection::of(const std::string& kind) const {
   if (kind == "policy") return policy;
   if (kind == "dataset") return dataset;
@@ -91,13 +102,19 @@ std::uint32_t capabilities_of(const Registry& registry, const std::string& kind,
   return plugin ? plugin->descriptor->capabilities : 0;
 }
 
-/// The installed backends with (or without) a capability, for messages.
-std::string backends_where(const Registry& registry, Capability capability, bool has) {
+/// The installed plugins of `kind` with (or without) a capability, comma-separated, for
+/// messages; "" when none.
+std::string plugins_where(const Registry& registry, const std::string& kind, Capability capability, bool has) {
   std::string out;
-  for (const auto& name : registry.names("backend"))
-    if (((capabilities_of(registry, "backend", name) & capability) != 0) == has)
-      out += (out.empty() ? "" : ", ") + name;
-  return out.empty() ? "none" : out;
+  for (const auto& name : registry.names(kind))
+    if (((capabilities_of(registry, kind, name) & capability) != 0) == has) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
+/// As plugins_where for backends, "none" when none.
+std::string backends_where(const Registry& registry, Capability capability, bool has) {
+  const auto names = plugins_where(registry, "backend", capability, has);
+  return names.empty() ? "none" : names;
 }
 
 }  // namespace
@@ -136,10 +153,7 @@ void check_capabilities(const Registry& registry, const Selection& selection, co
                       "pass --parallelism.dp_shard=N (N > 1, or -1 for every process)");
   const auto format = capabilities_of(registry, "checkpoint_format", selection.checkpoint_format);
   if (saves_checkpoints && (backend & kShardsParameters) && !(format & kAcceptsShardedState)) {
-    std::string sharded;
-    for (const auto& name : registry.names("checkpoint_format"))
-      if (capabilities_of(registry, "checkpoint_format", name) & kAcceptsShardedState)
-        sharded += (sharded.empty() ? "" : ", ") + name;
+    const auto sharded = plugins_where(registry, "checkpoint_format", kAcceptsShardedState, true);
     throw ConfigError("--checkpoint_format=" + selection.checkpoint_format +
                       " saves whole tensors only, but backend '" + selection.backend +
                       "' shards them; use --checkpoint_format=" + (sharded.empty() ? "dcp" : sharded) +

@@ -7,6 +7,7 @@
 #include "shardkit/config.hpp"
 #include "shardkit/loader.hpp"
 #include "shardkit/mesh.hpp"
+#include "shardkit/runtime.hpp"
 
 namespace shardkit::train {
 
@@ -24,6 +25,11 @@ const std::vector<OptionSpec>& core_options();
 /// The flag prefix of a plugin's options: "policy.", "dataset.", "accelerator.<name>.",
 /// "checkpoint.<name>." (the kind table's).
 std::string option_prefix(const std::string& kind, const std::string& name);
+
+/// What a plugin of `kind` called `name` gets from shardkit-train: its options (under
+/// option_prefix), the whole configuration, the logger and the runtime (no mesh).
+PluginContext plugin_context(const Config& config, const Runtime& runtime, const std::string& kind,
+                             const std::string& name);
 
 /// Core options + the selected plugins' options + the other plugins' options as inactive.
 /// When `only_selected_help` is set, nothing is marked inactive (used for --help).

@@ -115,11 +115,7 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
 }
 
 PluginContext Trainer::context_for(const std::string& kind, const std::string& name) const {
-  PluginContext ctx;
-  ctx.options = config_.section(option_prefix(kind, name));
-  ctx.full_config = &config_;
-  ctx.logger = logger();
-  ctx.runtime = &runtime_;
+  auto ctx = plugin_context(config_, runtime_, kind, name);
   if (kind == "backend") ctx.mesh = mesh_.get();
   return ctx;
 }
