@@ -74,6 +74,12 @@ struct ShardLayout {
 
   /// The layout of an unsharded tensor of `shape`.
   static ShardLayout whole(const std::vector<std::int64_t>& shape);
+  /// Rows [first, first + count) of dim 0 of a tensor of `shape` (a 0-dim tensor counts as
+  /// one row); no chunk when count is 0. FSDP-style dim-0 sharding.
+  static ShardLayout rows(const std::vector<std::int64_t>& shape, std::int64_t first, std::int64_t count);
+  /// Elements [begin, end) of the row-major flattening of a tensor of `shape`, as the fewest
+  /// boxes (at most 2 per dimension), local offsets from 0. ZeRO-style flat partitioning.
+  static ShardLayout flat_range(const std::vector<std::int64_t>& shape, std::int64_t begin, std::int64_t end);
 };
 
 /// One box of data.

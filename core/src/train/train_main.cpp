@@ -181,9 +181,14 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
   // The mesh is resolved from the degrees as given, before any process group exists.
   const bool mesh_touched = flags.count("parallelism.dp_replicate") || flags.count("parallelism.dp_shard") ||
                             file.count("parallelism.dp_replicate") || file.count("parallelism.dp_shard");
-  const MeshShape mesh = resolve_mesh(runtime.world_size, given_int(flags, file, "parallelism.dp_replicate", 1),
-                                      given_int(flags, file, "parallelism.dp_shard", 1), mesh_touched);
   const auto requested_backend = given(flags, file, "distributed_backend", "auto");
+  // A sharded backend asked for by name shards over every process unless degrees are given.
+  const bool shard_by_default = !mesh_touched && requested_backend != "auto" &&
+                                (train::capabilities_of(registry, "backend", requested_backend) & kShardsParameters);
+  const MeshShape mesh = shard_by_default
+                             ? MeshShape{1, runtime.world_size}
+                             : resolve_mesh(runtime.world_size, given_int(flags, file, "parallelism.dp_replicate", 1),
+                                            given_int(flags, file, "parallelism.dp_shard", 1), mesh_touched);
   selection.backend = train::resolve_backend(requested_backend, mesh, registry);
   selection.checkpoint_format = given(flags, file, "checkpoint_format", "safetensors");
   selection.comm = train::resolve_comm(given(flags, file, "distributed.comm", "auto"),

@@ -95,12 +95,12 @@ Schema build_schema(const Registry& registry, const Selection& selection) {
   return schema;
 }
 
-namespace {
-
 std::uint32_t capabilities_of(const Registry& registry, const std::string& kind, const std::string& name) {
   const auto* plugin = registry.find(kind, name);
   return plugin ? plugin->descriptor->capabilities : 0;
 }
+
+namespace {
 
 /// The installed plugins of `kind` with (or without) a capability, comma-separated, for
 /// messages; "" when none.

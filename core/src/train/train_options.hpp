@@ -35,6 +35,9 @@ PluginContext plugin_context(const Config& config, const Runtime& runtime, const
 /// When `only_selected_help` is set, nothing is marked inactive (used for --help).
 Schema build_schema(const Registry& registry, const Selection& selection);
 
+/// The capability bits plugin `name` of `kind` declares (0 when it is not installed).
+std::uint32_t capabilities_of(const Registry& registry, const std::string& kind, const std::string& name);
+
 /// Resolves distributed_backend=auto for the mesh: single for one process, ddp when
 /// nothing is sharded, fsdp otherwise (an error saying so when no installed backend shards
 /// parameters). Unknown names are left for Registry::get to report.

@@ -1,0 +1,68 @@
+// Backend `zero`: DeepSpeed-style ZeRO stages 1-3 (flat partitions) on core's sharding engine.
+#include <memory>
+
+#include <spdlog/logger.h>
+
+#include <shardkit/config.hpp>
+#include <shardkit/error.hpp>
+#include <shardkit/plugin.hpp>
+#include <shardkit/sharding.hpp>
+
+namespace {
+
+shardkit::ShardingOptions options_from(const shardkit::PluginContext& ctx) {
+  const auto& c = ctx.options;
+  shardkit::ShardingOptions o;
+  o.backend = "zero";
+  o.option_prefix = "--accelerator.zero.";
+  o.style = shardkit::ShardStyle::Flat;
+  const auto stage = c.get_int("stage");
+  if (stage < 1 || stage > 3)
+    throw shardkit::ConfigError("--accelerator.zero.stage=" + std::to_string(stage) +
+                                ": must be 1 (optimizer state), 2 (+ gradients) or 3 (+ parameters)");
+  o.shard_parameters = stage == 3;
+  o.reduce_scatter = stage >= 2;
+  o.reshard_after_forward = true;
+  shardkit::read_wrap_options(c, o);
+  o.persistence_threshold = stage == 3 ? c.get_int("stage3_param_persistence_threshold") : 0;
+  o.bucket_numel = c.get_int("reduce_bucket_size");
+  if (o.bucket_numel < 1)
+    throw shardkit::ConfigError("--accelerator.zero.reduce_bucket_size=" + std::to_string(o.bucket_numel) +
+                                ": must be at least 1 (elements per gradient bucket)");
+  return o;
+}
+
+class ZeroBackend final : public shardkit::ShardedBackend {
+ public:
+  explicit ZeroBackend(const shardkit::PluginContext& ctx) : ShardedBackend(ctx, options_from(ctx)) {}
+};
+
+const shardkit::OptionSpec kOptions[] = {
+    {"stage", shardkit::OptionType::Int, "3",
+     "ZeRO stage: 1 shards optimizer state, 2 also gradients, 3 also parameters", "1", "3", nullptr},
+    {"reduce_bucket_size", shardkit::OptionType::Int, "500000000",
+     "Stages 1-2: elements per gradient bucket reduced together", "1", nullptr, nullptr},
+    {"stage3_param_persistence_threshold", shardkit::OptionType::Int, "100000",
+     "Stage 3: parameters with at most this many elements stay whole on every rank", "0", nullptr, nullptr},
+    {"wrap_modules", shardkit::OptionType::String, "",
+     "Stage 3: block classes gathered together, as a JSON list '[\"Cls\"]' (default: the policy's)", nullptr,
+     nullptr, nullptr},
+    {"min_num_params", shardkit::OptionType::Int, "0",
+     "Stage 3 without wrap_modules: outermost blocks with at least this many parameters are units", "0", nullptr,
+     nullptr},
+    {"prefetch", shardkit::OptionType::Bool, "true", "Stage 3: gather the next unit while one computes", nullptr,
+     nullptr, nullptr},
+    {"ignored_modules", shardkit::OptionType::String, "",
+     "Regex over module names: matching modules stay whole on every rank", nullptr, nullptr, nullptr},
+};
+
+std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& ctx) {
+  return std::make_shared<ZeroBackend>(ctx);
+}
+
+}  // namespace
+
+SHARDKIT_PLUGIN_WITH_CAPABILITIES(
+    backend, zero, "0.1.0",
+    "DeepSpeed-style ZeRO: stage 1 shards optimizer state, 2 also gradients, 3 also parameters (flat partitions)",
+    kOptions, make, shardkit::kShardsParameters | shardkit::kMultiProcess)

@@ -1,0 +1,263 @@
+// The sharding engine: units gathered around their forward and backward, gradients reduced to shards.
+#include "engine.hpp"
+
+#include <torch/autograd.h>
+
+#include "shardkit/broadcast.hpp"
+#include "shardkit/error.hpp"
+#include "shardkit/optim/grad_clip.hpp"
+#include "shardkit/runtime.hpp"
+
+namespace shardkit {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// Identity on a unit's output whose backward runs before the unit's own backward: the place
+// to gather the unit's parameters again.
+struct PreBackward : public torch::autograd::Function<PreBackward> {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& output, ShardedBackend::Engine* engine,
+                               std::int64_t unit) {
+    ctx->saved_data["engine"] = reinterpret_cast<std::int64_t>(engine);
+    ctx->saved_data["unit"] = unit;
+    return output;
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    auto* engine = reinterpret_cast<ShardedBackend::Engine*>(ctx->saved_data["engine"].toInt());
+    engine->pre_backward(static_cast<std::size_t>(ctx->saved_data["unit"].toInt()));
+    return {grads[0], torch::Tensor(), torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+ShardedBackend::Engine::Engine(const PluginContext& ctx, ShardingOptions options)
+    : options_(std::move(options)), logger_(ctx.logger) {
+  if (ctx.mesh != nullptr) {
+    world_ = &ctx.mesh->dp_group();
+    shard_ = &ctx.mesh->shard_group();
+    replicate_ = &ctx.mesh->replicate_group();
+    replicate_index_ = ctx.mesh->replicate_index();
+  } else {
+    if (ctx.runtime != nullptr && ctx.runtime->multi_process())
+      throw RuntimeError("backend " + options_.backend + " was started without the run's device mesh on rank " +
+                         std::to_string(ctx.runtime->rank) + "; the host must pass PluginContext::mesh");
+    local_group_ = make_local_group("dp");
+    world_ = shard_ = replicate_ = local_group_.get();
+  }
+}
+
+Replicas ShardedBackend::Engine::shard_replicas() const {
+  return Replicas::among(replicate_index_, replicate_->size());
+}
+Replicas ShardedBackend::Engine::whole_replicas() const { return Replicas::among(world_->rank(), world_->size()); }
+
+void ShardedBackend::Engine::setup(Policy& policy) {
+  policy_ = &policy;
+  // Ranks start identical whatever their seeds: rank 0's parameters and buffers win.
+  std::vector<torch::Tensor> tensors;
+  for (const auto& p : policy.parameters()) tensors.push_back(p);
+  for (const auto& b : policy.buffers()) tensors.push_back(b);
+  broadcast_from_rank0(*world_, tensors);
+
+  auto selection = options_.shard_parameters ? shard::select_wrap_units(policy, options_)
+                                             : shard::select_gradient_buckets(policy, options_);
+  whole_ = std::move(selection.whole);
+  for (auto& spec : selection.units) {
+    auto unit = std::make_unique<shard::Unit>(spec.name, std::move(spec.params), options_.style, *shard_,
+                                              !options_.shard_parameters);
+    if (spec.block != nullptr) unit_of_block_[spec.block] = units_.size();
+    is_root_.push_back(spec.block == nullptr && options_.shard_parameters);
+    int trainable = 0;
+    for (const auto& p : unit->params()) trainable += p.trainable ? 1 : 0;
+    trainable_.push_back(trainable);
+    unit->shard_from_whole();
+    units_.push_back(std::move(unit));
+  }
+  step_.assign(units_.size(), StepState{});
+  install_hooks();
+  if (logger_) {
+    logger_->info("{}: {} units ({} wrap blocks), {} whole parameters, sharded over dp_shard={} x dp_replicate={}",
+                  options_.backend, units_.size(), unit_of_block_.size(), whole_.size(), shard_->size(),
+                  replicate_->size());
+    logger_->info("{}: memory plan per rank: {}", options_.backend, plan().describe());
+  }
+}
+
+void ShardedBackend::Engine::install_hooks() {
+  auto hooks = std::make_shared<nn::BlockHooks>();
+  hooks->pre_forward = [this](nn::BlockBase& block, nn::TensorList&) { pre_forward(block); };
+  hooks->post_forward = [this](nn::BlockBase& block, nn::TensorList& outputs) { post_forward(block, outputs); };
+  block_hooks_ = hooks;
+  for (const auto& [block, index] : unit_of_block_)
+    const_cast<nn::BlockBase*>(block)->set_hooks(block_hooks_);
+  for (std::size_t u = 0; u < units_.size(); ++u)
+    for (const auto& p : units_[u]->params())
+      if (p.trainable) grad_hooks_.push_back(on_grad_accumulated(p.full, [this, u] { grad_ready(u); }));
+}
+
+std::size_t ShardedBackend::Engine::unit_of(const nn::BlockBase& block) const {
+  return unit_of_block_.at(&block);
+}
+
+void ShardedBackend::Engine::begin_micro_step(bool sync) {
+  sync_ = sync;
+  step_.assign(units_.size(), StepState{});
+  forward_order_.clear();
+  end_queued_ = false;
+}
+
+PolicyOutput ShardedBackend::Engine::forward(Policy& policy, const Batch& batch) {
+  // Units outside blocks (the root) are gathered for the whole forward and backward.
+  for (std::size_t u = 0; u < units_.size(); ++u)
+    if (is_root_[u]) units_[u]->unshard();
+  return policy.forward(batch);
+}
+
+void ShardedBackend::Engine::pre_forward(nn::BlockBase& block) {
+  const auto u = unit_of(block);
+  units_[u]->unshard();
+  if (!step_[u].forwarded) forward_order_.push_back(u);
+  step_[u].forwarded = true;
+  if (options_.prefetch) {
+    for (std::size_t next = u + 1; next < units_.size(); ++next) {
+      if (is_root_[next] || step_[next].forwarded) continue;
+      units_[next]->start_gather();
+      break;
+    }
+  }
+}
+
+void ShardedBackend::Engine::post_forward(nn::BlockBase& block, nn::TensorList& outputs) {
+  const auto u = unit_of(block);
+  if (torch::GradMode::is_enabled())
+    for (auto& t : outputs)
+      if (t.defined() && t.requires_grad()) t = PreBackward::apply(t, this, static_cast<std::int64_t>(u));
+  if (options_.reshard_after_forward) units_[u]->reshard();
+}
+
+void ShardedBackend::Engine::pre_backward(std::size_t u) {
+  queue_backward_end();
+  auto& s = step_[u];
+  if (s.pre_backward_done) return;
+  s.pre_backward_done = true;
+  units_[u]->unshard();
+  if (!options_.prefetch) return;
+  // Prefetch the unit that ran before this one in forward: its backward comes next.
+  for (std::size_t i = forward_order_.size(); i-- > 1;)
+    if (forward_order_[i] == u) {
+      units_[forward_order_[i - 1]]->start_gather();
+      break;
+    }
+}
+
+void ShardedBackend::Engine::grad_ready(std::size_t u) {
+  queue_backward_end();
+  if (++step_[u].grads_seen == trainable_[u]) post_backward(u);
+}
+
+void ShardedBackend::Engine::post_backward(std::size_t u) {
+  auto& s = step_[u];
+  if (s.post_backward_done) return;
+  s.post_backward_done = true;
+  if (sync_) units_[u]->start_reduce(options_.reduce_scatter);
+  units_[u]->reshard();
+}
+
+void ShardedBackend::Engine::queue_backward_end() {
+  if (end_queued_) return;
+  end_queued_ = true;
+  shardkit::queue_backward_end([this] { backward_end(); });
+}
+
+void ShardedBackend::Engine::backward_end() {
+  // Units some of whose parameters got no gradient: what they got is reduced (the rest
+  // counts as zeros), so that every rank issues the same collectives.
+  for (std::size_t u = 0; u < units_.size(); ++u)
+    if (!step_[u].post_backward_done && step_[u].grads_seen > 0) post_backward(u);
+  for (auto& unit : units_) unit->reshard();
+}
+
+void ShardedBackend::Engine::finish_gradients() {
+  if (!sync_) return;
+  CommGroup* replicas = replicate_->size() > 1 ? replicate_ : nullptr;
+  for (auto& unit : units_) unit->finish_reduce(replicas);
+  if (whole_.empty() || world_->size() == 1) return;
+  // Whole parameters are replicated on every rank: their gradients are averaged like ddp's.
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> grads;
+  for (auto& [names, p] : whole_) {
+    if (!p.requires_grad()) continue;
+    if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+    grads.push_back(p.grad());
+  }
+  if (grads.empty()) return;
+  std::vector<torch::Tensor> flat_parts;
+  for (const auto& g : grads) flat_parts.push_back(g.reshape({-1}));
+  auto flat = torch::cat(flat_parts);
+  world_->all_reduce(flat, ReduceOp::Avg);
+  std::int64_t offset = 0;
+  for (auto& g : grads) {
+    g.view({-1}).copy_(flat.narrow(0, offset, g.numel()));
+    offset += g.numel();
+  }
+}
+
+double ShardedBackend::Engine::clip_grad_norm(double max_norm) {
+  std::vector<torch::Tensor> sharded, whole;
+  for (const auto& unit : units_)
+    for (const auto& p : unit->params())
+      if (p.trainable) sharded.push_back(p.local.grad());
+  for (const auto& [names, p] : whole_)
+    if (p.requires_grad()) whole.push_back(p.grad());
+  auto sum = torch::full({1}, local_grad_sq_norm(sharded), torch::kFloat64);
+  shard_->all_reduce(sum, ReduceOp::Sum);
+  const double total_sq = sum.item<double>() + local_grad_sq_norm(whole);
+  std::vector<torch::Tensor> all = sharded;
+  all.insert(all.end(), whole.begin(), whole.end());
+  return shardkit::clip_grad_norm(all, max_norm, [total_sq](double) { return total_sq; });
+}
+
+void ShardedBackend::Engine::after_optimizer_step() {
+  if (options_.shard_parameters) return;
+  for (auto& unit : units_) unit->start_gather();
+  for (auto& unit : units_) unit->refresh_whole();
+}
+
+std::vector<ParamShard> ShardedBackend::Engine::parameters() const {
+  std::vector<ParamShard> params;
+  for (const auto& unit : units_)
+    for (const auto& p : unit->params())
+      if (p.trainable) params.push_back({p.names.front(), p.local, p.layout, shard_replicas()});
+  for (const auto& [names, p] : whole_)
+    if (p.requires_grad()) params.push_back({names.front(), p, ShardLayout::whole(p.sizes().vec()), whole_replicas()});
+  return params;
+}
+
+void ShardedBackend::Engine::model_state(ShardedState& state) const {
+  for (const auto& unit : units_)
+    for (const auto& p : unit->params())
+      for (const auto& name : p.names) {
+        if (unit->persistent())
+          state.add("model." + name, p.full.detach(), ShardLayout::whole(p.shape), whole_replicas());
+        else
+          state.add("model." + name, p.local, p.layout, shard_replicas());
+      }
+  for (const auto& [names, p] : whole_)
+    for (const auto& name : names)
+      state.add("model." + name, p.detach(), ShardLayout::whole(p.sizes().vec()), whole_replicas());
+  for (const auto& item : policy_->named_buffers())
+    state.add("model." + item.key(), item.value(), ShardLayout::whole(item.value().sizes().vec()), whole_replicas());
+}
+
+void ShardedBackend::Engine::model_state_loaded() {
+  for (auto& unit : units_) {
+    if (unit->persistent())
+      unit->shard_from_whole();
+    else
+      unit->reshard();
+  }
+}
+
+}  // namespace shardkit

@@ -1,0 +1,73 @@
+// The sharding engine's state: units, hooks, and what each micro-step has done so far.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+#include "shardkit/autograd_hooks.hpp"
+#include "shardkit/mesh.hpp"
+#include "shardkit/nn/block.hpp"
+#include "shardkit/sharding.hpp"
+#include "unit.hpp"
+#include "unit_selection.hpp"
+
+namespace shardkit {
+
+class ShardedBackend::Engine {
+ public:
+  Engine(const PluginContext& ctx, ShardingOptions options);
+  void setup(Policy& policy);
+  std::vector<ParamShard> parameters() const;
+  void begin_micro_step(bool sync);
+  PolicyOutput forward(Policy& policy, const Batch& batch);
+  void finish_gradients();
+  double clip_grad_norm(double max_norm);
+  void after_optimizer_step();
+  void model_state(ShardedState& state) const;
+  void model_state_loaded();
+  MemoryPlan plan() const;
+
+  /// Called from the backward function attached to a unit's outputs.
+  void pre_backward(std::size_t unit);
+
+ private:
+  struct StepState {
+    int grads_seen = 0;
+    bool forwarded = false, pre_backward_done = false, post_backward_done = false;
+  };
+  void install_hooks();
+  void pre_forward(nn::BlockBase& block);
+  void post_forward(nn::BlockBase& block, nn::TensorList& outputs);
+  void grad_ready(std::size_t unit);
+  void post_backward(std::size_t unit);
+  void queue_backward_end();
+  void backward_end();
+  std::size_t unit_of(const nn::BlockBase& block) const;
+  Replicas shard_replicas() const;
+  Replicas whole_replicas() const;
+
+  ShardingOptions options_;
+  std::shared_ptr<spdlog::logger> logger_;
+  std::shared_ptr<CommGroup> local_group_;  // when there is no mesh (one process)
+  CommGroup* world_ = nullptr;
+  CommGroup* shard_ = nullptr;
+  CommGroup* replicate_ = nullptr;
+  int replicate_index_ = 0;
+  Policy* policy_ = nullptr;
+  std::vector<std::unique_ptr<shard::Unit>> units_;
+  std::map<const nn::BlockBase*, std::size_t> unit_of_block_;
+  std::vector<int> trainable_;          // trainable parameters per unit
+  std::vector<bool> is_root_;           // units of the parameters outside wrap blocks
+  std::vector<shard::NamedParam> whole_;
+  std::vector<GradHookHandle> grad_hooks_;
+  std::shared_ptr<nn::BlockHooks> block_hooks_;
+  std::vector<StepState> step_;
+  std::vector<std::size_t> forward_order_;
+  bool sync_ = true;
+  bool end_queued_ = false;
+};
+
+}  // namespace shardkit

@@ -1,0 +1,69 @@
+// The per-rank memory plan of a sharded run (the ZeRO paper's accounting, per unit).
+#include <algorithm>
+#include <cstdio>
+
+#include "engine.hpp"
+
+namespace shardkit {
+namespace {
+
+std::string bytes(std::int64_t n) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(n);
+  int i = 0;
+  while (v >= 1024 && i < 4) {
+    v /= 1024;
+    ++i;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, i == 0 ? "%.0f %s" : "%.1f %s", v, units[i]);
+  return buf;
+}
+
+}  // namespace
+
+std::string MemoryPlan::describe() const {
+  return "parameters " + bytes(parameters) + ", gradients " + bytes(gradients) + ", optimizer state " +
+         bytes(optimizer) + ", gathered at most " + bytes(gathered_peak) + " (largest of " +
+         std::to_string(units) + " units " + bytes(largest_unit) + ")";
+}
+
+MemoryPlan ShardedBackend::Engine::plan() const {
+  MemoryPlan plan;
+  plan.units = static_cast<int>(units_.size());
+  std::int64_t root = 0, largest_block = 0, all_blocks = 0;
+  for (std::size_t u = 0; u < units_.size(); ++u) {
+    const auto& unit = *units_[u];
+    const auto size = unit.element_size();
+    const auto gathered = unit.whole_numel() * size;
+    std::int64_t local_trainable = 0;
+    for (const auto& p : unit.params())
+      if (p.trainable) local_trainable += p.local.numel();
+    plan.parameters += unit.persistent() ? gathered + unit.shard_numel() * size : unit.shard_numel() * size;
+    plan.gradients += local_trainable * size;
+    plan.optimizer += 2 * local_trainable * size;  // AdamW's exp_avg and exp_avg_sq
+    plan.largest_unit = std::max(plan.largest_unit, gathered);
+    if (is_root_[u]) {
+      root = gathered;
+    } else if (!unit.persistent()) {
+      largest_block = std::max(largest_block, gathered);
+      all_blocks += gathered;
+    }
+  }
+  for (const auto& [names, p] : whole_) {
+    const auto n = p.numel() * p.element_size();
+    plan.parameters += n;
+    if (p.requires_grad()) {
+      plan.gradients += n;
+      plan.optimizer += 2 * n;
+    }
+  }
+  // While a unit computes the next one is prefetched; without resharding after forward
+  // every block stays gathered until its backward.
+  const auto blocks = options_.reshard_after_forward ? std::min(all_blocks, (options_.prefetch ? 2 : 1) * largest_block)
+                                                     : all_blocks;
+  plan.gathered_peak = root + blocks;
+  return plan;
+}
+
+}  // namespace shardkit

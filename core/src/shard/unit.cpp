@@ -1,0 +1,230 @@
+// A sharding unit's layout, gather, release and gradient reduction.
+#include "unit.hpp"
+
+#include <algorithm>
+
+#include "param_storage.hpp"
+#include "shardkit/error.hpp"
+
+namespace shardkit::shard {
+namespace {
+
+std::int64_t rows_of(const UnitParam& p) { return p.shape.empty() ? 1 : p.shape[0]; }
+std::int64_t row_numel(const UnitParam& p) {
+  const auto rows = rows_of(p);
+  if (rows > 0) return p.numel / rows;
+  std::int64_t n = 1;
+  for (std::size_t d = 1; d < p.shape.size(); ++d) n *= p.shape[d];
+  return n;
+}
+// Rows that rank `k` holds of a parameter cut in pieces of `per_rank` rows.
+std::int64_t rows_held(const UnitParam& p, std::int64_t k) {
+  return std::clamp<std::int64_t>(rows_of(p) - k * p.rows_per_rank, 0, p.rows_per_rank);
+}
+
+}  // namespace
+
+Unit::Unit(std::string name, std::vector<std::pair<std::vector<std::string>, torch::Tensor>> params,
+           ShardStyle style, CommGroup& shard_group, bool persistent)
+    : name_(std::move(name)), style_(style), group_(shard_group), persistent_(persistent) {
+  for (auto& [names, tensor] : params) {
+    UnitParam p;
+    p.names = std::move(names);
+    p.full = tensor;
+    p.shape = tensor.sizes().vec();
+    p.numel = tensor.numel();
+    p.trainable = tensor.requires_grad();
+    if (!params_.empty() && tensor.scalar_type() != params_.front().full.scalar_type())
+      throw RuntimeError("unit '" + name_ + "' mixes parameter dtypes (" + p.names.front() + " is " +
+                         std::string(c10::toString(tensor.scalar_type())) + ", " + params_.front().names.front() +
+                         " is " + std::string(c10::toString(params_.front().full.scalar_type())) +
+                         "); a unit's parameters share one flat buffer and must have one dtype");
+    if (!persistent_) require_own_storage(p.names.front(), tensor);
+    params_.push_back(std::move(p));
+  }
+  if (params_.empty()) throw RuntimeError("unit '" + name_ + "' has no parameters");
+  lay_out(style);
+}
+
+void Unit::lay_out(ShardStyle style) {
+  const std::int64_t S = group_.size(), r = group_.rank();
+  for (auto& p : params_) {
+    p.flat_offset = total_;
+    total_ += p.numel;
+  }
+  if (style == ShardStyle::Rows) {
+    for (auto& p : params_) {
+      p.rows_per_rank = (rows_of(p) + S - 1) / S;
+      p.shard_span = p.rows_per_rank * row_numel(p);
+      p.shard_offset = shard_len_;
+      shard_len_ += p.shard_span;
+    }
+  } else {
+    shard_len_ = (total_ + S - 1) / S;
+  }
+  const auto& first = params_.front().full;
+  shard_ = torch::zeros({shard_len_}, first.options().requires_grad(false));
+  for (auto& p : params_) {
+    if (style == ShardStyle::Rows) {
+      const auto rows = rows_held(p, r);
+      auto local_shape = p.shape;
+      if (local_shape.empty()) {
+        if (rows == 0) local_shape = {0};
+      } else {
+        local_shape[0] = rows;
+      }
+      p.local = shard_.narrow(0, p.shard_offset, rows * row_numel(p)).view(local_shape);
+      p.layout = ShardLayout::rows(p.shape, r * p.rows_per_rank, rows);
+    } else {
+      const auto begin = std::max(p.flat_offset, r * shard_len_);
+      const auto end = std::min(p.flat_offset + p.numel, (r + 1) * shard_len_);
+      if (begin < end) {
+        p.shard_offset = begin - r * shard_len_;
+        p.local = shard_.narrow(0, p.shard_offset, end - begin);
+        p.layout = ShardLayout::flat_range(p.shape, begin - p.flat_offset, end - p.flat_offset);
+      } else {
+        p.shard_offset = 0;
+        p.local = shard_.narrow(0, 0, 0);
+        p.layout = ShardLayout::flat_range(p.shape, 0, 0);
+      }
+    }
+  }
+}
+
+void Unit::shard_from_whole() {
+  torch::NoGradGuard no_grad;
+  const std::int64_t r = group_.rank();
+  for (auto& p : params_) {
+    const auto flat = p.full.detach().reshape({-1});
+    if (style_ == ShardStyle::Rows)
+      p.local.view({-1}).copy_(flat.narrow(0, r * p.shard_span, p.local.numel()));
+    else if (p.local.numel() > 0)
+      p.local.copy_(flat.narrow(0, r * shard_len_ + p.shard_offset - p.flat_offset, p.local.numel()));
+  }
+  if (!persistent_) {
+    for (auto& p : params_) release_storage(p.full);
+    whole_ = torch::Tensor();
+    gathered_ = false;
+  }
+}
+
+void Unit::start_gather() {
+  if (gathered_ || gather_work_) return;
+  gathered_buffer_ = torch::empty({group_.size() * shard_len_}, shard_.options());
+  gather_work_ = group_.all_gather(gathered_buffer_, shard_, /*async=*/true);
+}
+
+void Unit::copy_out(const torch::Tensor& gathered, const torch::Tensor& whole) const {
+  const std::int64_t S = group_.size();
+  for (const auto& p : params_) {
+    const auto per_row = row_numel(p);
+    for (std::int64_t k = 0; k < S; ++k) {
+      const auto n = rows_held(p, k) * per_row;
+      if (n == 0) continue;
+      whole.narrow(0, p.flat_offset + k * p.shard_span, n)
+          .copy_(gathered.narrow(0, k * shard_len_ + p.shard_offset, n));
+    }
+  }
+}
+
+void Unit::unshard() {
+  if (gathered_) return;
+  start_gather();
+  auto work = std::move(gather_work_);
+  work->wait();
+  torch::NoGradGuard no_grad;
+  if (style_ == ShardStyle::Flat) {
+    whole_ = gathered_buffer_;
+  } else {
+    whole_ = torch::empty({total_}, shard_.options());
+    copy_out(gathered_buffer_, whole_);
+  }
+  gathered_buffer_ = torch::Tensor();
+  if (!persistent_)
+    for (auto& p : params_) point_storage(p.full, whole_, p.flat_offset);
+  gathered_ = true;
+}
+
+void Unit::reshard() {
+  if (persistent_) return;
+  if (gather_work_) {
+    gather_work_->wait();
+    gather_work_.reset();
+    gathered_buffer_ = torch::Tensor();
+  }
+  if (!gathered_) return;
+  for (auto& p : params_) release_storage(p.full);
+  whole_ = torch::Tensor();
+  gathered_ = false;
+}
+
+void Unit::copy_in(const torch::Tensor& input) const {
+  const std::int64_t S = group_.size();
+  for (const auto& p : params_) {
+    const auto& grad = p.full.grad();
+    if (!grad.defined()) continue;
+    const auto flat = grad.reshape({-1});
+    if (style_ == ShardStyle::Flat) {
+      input.narrow(0, p.flat_offset, p.numel).copy_(flat);
+      continue;
+    }
+    const auto per_row = row_numel(p);
+    for (std::int64_t k = 0; k < S; ++k) {
+      const auto n = rows_held(p, k) * per_row;
+      if (n == 0) continue;
+      input.narrow(0, k * shard_len_ + p.shard_offset, n).copy_(flat.narrow(0, k * p.shard_span, n));
+    }
+  }
+}
+
+void Unit::start_reduce(bool scatter) {
+  if (reduce_work_)
+    throw RuntimeError("unit '" + name_ + "': a second gradient reduction started before the first finished");
+  torch::NoGradGuard no_grad;
+  const std::int64_t S = group_.size();
+  reduce_input_ = torch::zeros({S * shard_len_}, shard_.options());
+  copy_in(reduce_input_);
+  for (auto& p : params_) p.full.mutable_grad() = torch::Tensor();
+  if (scatter) {
+    reduce_output_ = torch::empty({shard_len_}, shard_.options());
+    reduce_work_ = group_.reduce_scatter(reduce_output_, reduce_input_, ReduceOp::Avg, /*async=*/true);
+  } else {
+    reduce_work_ = group_.all_reduce(reduce_input_, ReduceOp::Avg, /*async=*/true);
+    reduce_output_ = reduce_input_.narrow(0, group_.rank() * shard_len_, shard_len_);
+  }
+}
+
+void Unit::finish_reduce(CommGroup* replicas) {
+  if (!reduce_work_) return;
+  auto work = std::move(reduce_work_);
+  work->wait();
+  torch::NoGradGuard no_grad;
+  auto output = reduce_output_.contiguous();
+  if (replicas != nullptr && replicas->size() > 1) replicas->all_reduce(output, ReduceOp::Avg);
+  for (auto& p : params_) {
+    if (!p.trainable) continue;
+    auto piece = output.narrow(0, p.shard_offset, p.local.numel()).view(p.local.sizes());
+    auto& grad = p.local.mutable_grad();
+    if (grad.defined())
+      grad.add_(piece);
+    else
+      grad = piece;
+  }
+  reduce_input_ = reduce_output_ = torch::Tensor();
+}
+
+void Unit::refresh_whole() {
+  start_gather();
+  auto work = std::move(gather_work_);
+  work->wait();
+  torch::NoGradGuard no_grad;
+  auto whole = gathered_buffer_;
+  if (style_ == ShardStyle::Rows) {
+    whole = torch::empty({total_}, shard_.options());
+    copy_out(gathered_buffer_, whole);
+  }
+  for (auto& p : params_) p.full.detach().view({-1}).copy_(whole.narrow(0, p.flat_offset, p.numel));
+  gathered_buffer_ = torch::Tensor();
+}
+
+}  // namespace shardkit::shard

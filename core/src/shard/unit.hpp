@@ -1,0 +1,97 @@
+// A sharding unit: parameters gathered, released and reduced together as one flat buffer.
+//
+// Each rank keeps a flat local shard of the unit (what the optimizer steps, through views);
+// gathering all-gathers the shards of the shard group into the whole parameters, which the
+// module's own parameter tensors then point at; reducing turns the whole gradients into this
+// rank's shard of their average. Two layouts:
+//   Rows: each parameter split on dim 0 in ceil(rows / S)-row pieces, padded (FSDP2)
+//   Flat: the unit's parameters flattened end to end and cut in S equal ranges (ZeRO)
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <torch/types.h>
+
+#include "shardkit/comm.hpp"
+#include "shardkit/sharded_state.hpp"
+#include "shardkit/sharding.hpp"
+
+namespace shardkit::shard {
+
+/// One parameter of a unit.
+struct UnitParam {
+  std::vector<std::string> names;  ///< its fully qualified name(s): tied names share it
+  torch::Tensor full;               ///< the module's parameter (storage swapped in and out)
+  std::vector<std::int64_t> shape;
+  std::int64_t numel = 0;
+  std::int64_t flat_offset = 0;    ///< where it starts in the unit's whole flat data
+  std::int64_t shard_offset = 0;   ///< where this rank's piece starts in the local shard
+  std::int64_t shard_span = 0;     ///< Rows: elements per rank's (padded) piece
+  std::int64_t rows_per_rank = 0;  ///< Rows: ceil(rows / S)
+  torch::Tensor local;             ///< this rank's piece: a view of the shard
+  ShardLayout layout;              ///< where `local` lies in the parameter
+  bool trainable = true;
+};
+
+class Unit {
+ public:
+  /// `params`: (name, parameter) pairs, tied ones once with every name. `persistent`: the
+  /// whole parameters are kept (ZeRO-1/2), gathered again only after the optimizer steps.
+  Unit(std::string name, std::vector<std::pair<std::vector<std::string>, torch::Tensor>> params,
+       ShardStyle style, CommGroup& shard_group, bool persistent);
+
+  const std::string& name() const { return name_; }
+  std::vector<UnitParam>& params() { return params_; }
+  const std::vector<UnitParam>& params() const { return params_; }
+  bool persistent() const { return persistent_; }
+  /// Elements of this rank's shard, padding included.
+  std::int64_t shard_numel() const { return shard_len_; }
+  /// Elements of the whole parameters.
+  std::int64_t whole_numel() const { return total_; }
+  std::int64_t element_size() const { return shard_.element_size(); }
+
+  /// Copies this rank's pieces out of the whole parameters into the shard (at setup, and
+  /// after a load into persistent parameters); then releases them unless persistent.
+  void shard_from_whole();
+  /// Starts gathering (asynchronously) unless gathered or already started.
+  void start_gather();
+  /// Finishes (or runs) the gather and points the parameters at the whole data.
+  void unshard();
+  /// Releases the whole parameters (waits for a pending gather first). No-op when persistent.
+  void reshard();
+  bool gathered() const { return gathered_; }
+
+  /// Moves the whole gradients into a reduction of their average over the shard group
+  /// (reduce-scatter, or all-reduce when `scatter` is false) and drops them. Missing
+  /// gradients count as zeros.
+  void start_reduce(bool scatter);
+  /// Waits for the reduction, averages across `replicas` (HSDP; nullptr: none) and adds the
+  /// result to the pieces' gradients.
+  void finish_reduce(CommGroup* replicas);
+  bool reducing() const { return reduce_work_ != nullptr; }
+
+  /// Persistent units: gathers the shards and copies them into the whole parameters.
+  void refresh_whole();
+
+ private:
+  void lay_out(ShardStyle style);
+  void copy_out(const torch::Tensor& gathered, const torch::Tensor& whole) const;
+  void copy_in(const torch::Tensor& whole_grads_flat_input) const;
+
+  std::string name_;
+  std::vector<UnitParam> params_;
+  ShardStyle style_;
+  CommGroup& group_;
+  bool persistent_;
+  std::int64_t total_ = 0, shard_len_ = 0;
+  torch::Tensor shard_;                 // [shard_len_] local shard
+  torch::Tensor gathered_buffer_;       // [S * shard_len_] while a gather is pending or kept
+  torch::Tensor whole_;                 // what the parameters point into while gathered
+  WorkHandle gather_work_;
+  bool gathered_ = false;
+  torch::Tensor reduce_input_, reduce_output_;
+  WorkHandle reduce_work_;
+};
+
+}  // namespace shardkit::shard
