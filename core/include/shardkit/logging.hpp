@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include <spdlog/logger.h>
 
@@ -18,5 +19,8 @@ void set_log_rank(int rank, int world_size);
 /// On ranks other than 0, shows only warnings and errors (`all_ranks` false: every info line
 /// appears once per run), or everything (`all_ranks` true, --log_all_ranks=true).
 void set_info_ranks(int rank, bool all_ranks);
+
+/// A byte count for people: "512 B", "1.5 KiB", "21.3 MiB", ...
+std::string format_bytes(std::int64_t bytes);
 
 }  // namespace shardkit

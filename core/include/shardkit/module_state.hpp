@@ -18,7 +18,8 @@ void add_whole_module_state(ShardedState& state, const torch::nn::Module& module
                             const std::string& prefix = "model.");
 
 /// The trainable parameters of `module` (requires_grad), in registration order, each as a
-/// whole ParamShard named by its fully qualified name and held as `replicas` says.
+/// whole ParamShard named by its fully qualified name and held as `replicas` says. A tensor
+/// registered under several names (tied weights) appears once, under its first name.
 std::vector<ParamShard> whole_param_shards(const torch::nn::Module& module, Replicas replicas);
 
 /// The base of backends whose ranks each hold every parameter whole (single, ddp): the

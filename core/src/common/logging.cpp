@@ -1,6 +1,8 @@
 // The host logger: stderr-free, colour-free lines on stdout so launchers can prefix them.
 #include "shardkit/logging.hpp"
 
+#include <cstdio>
+
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -33,6 +35,19 @@ void set_log_rank(int rank, int world_size) {
 
 void set_info_ranks(int rank, bool all_ranks) {
   instance()->set_level(all_ranks || rank == 0 ? spdlog::level::info : spdlog::level::warn);
+}
+
+std::string format_bytes(std::int64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int i = 0;
+  while (v >= 1024 && i < 4) {
+    v /= 1024;
+    ++i;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, i == 0 ? "%.0f %s" : "%.1f %s", v, units[i]);
+  return buf;
 }
 
 }  // namespace shardkit

@@ -51,6 +51,8 @@ ShardedBackend::Engine::Engine(const PluginContext& ctx, ShardingOptions options
 Replicas ShardedBackend::Engine::shard_replicas() const {
   return Replicas::among(replicate_index_, replicate_->size());
 }
+CommGroup* ShardedBackend::Engine::replicas() const { return replicate_->size() > 1 ? replicate_ : nullptr; }
+
 Replicas ShardedBackend::Engine::whole_replicas() const { return Replicas::among(world_->rank(), world_->size()); }
 
 void ShardedBackend::Engine::setup(Policy& policy) {
@@ -106,6 +108,7 @@ void ShardedBackend::Engine::begin_micro_step(bool sync) {
   step_.assign(units_.size(), StepState{});
   forward_order_.clear();
   end_queued_ = false;
+  reducing_ = kNone;
 }
 
 PolicyOutput ShardedBackend::Engine::forward(Policy& policy, const Batch& batch) {
@@ -161,7 +164,13 @@ void ShardedBackend::Engine::post_backward(std::size_t u) {
   auto& s = step_[u];
   if (s.post_backward_done) return;
   s.post_backward_done = true;
-  if (sync_) units_[u]->start_reduce(options_.reduce_scatter);
+  if (sync_) {
+    // One reduction in flight: it overlaps the next unit's backward, and its buffers are
+    // freed before the next one allocates (all units' at once would cost a model's worth).
+    if (reducing_ != kNone) units_[reducing_]->finish_reduce(replicas());
+    units_[u]->start_reduce(options_.reduce_scatter);
+    reducing_ = u;
+  }
   units_[u]->reshard();
 }
 
@@ -181,8 +190,8 @@ void ShardedBackend::Engine::backward_end() {
 
 void ShardedBackend::Engine::finish_gradients() {
   if (!sync_) return;
-  CommGroup* replicas = replicate_->size() > 1 ? replicate_ : nullptr;
-  for (auto& unit : units_) unit->finish_reduce(replicas);
+  for (auto& unit : units_) unit->finish_reduce(replicas());
+  reducing_ = kNone;
   if (whole_.empty() || world_->size() == 1) return;
   // Whole parameters are replicated on every rank: their gradients are averaged like ddp's.
   torch::NoGradGuard no_grad;

@@ -48,6 +48,8 @@ class ShardedBackend::Engine {
   std::size_t unit_of(const nn::BlockBase& block) const;
   Replicas shard_replicas() const;
   Replicas whole_replicas() const;
+  /// The replica group to average shard gradients across (HSDP), or nullptr.
+  CommGroup* replicas() const;
 
   ShardingOptions options_;
   std::shared_ptr<spdlog::logger> logger_;
@@ -68,6 +70,8 @@ class ShardedBackend::Engine {
   std::vector<std::size_t> forward_order_;
   bool sync_ = true;
   bool end_queued_ = false;
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::size_t reducing_ = kNone;  // the unit whose gradient reduction is in flight
 };
 
 }  // namespace shardkit

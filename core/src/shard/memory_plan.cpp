@@ -1,31 +1,15 @@
 // The per-rank memory plan of a sharded run (the ZeRO paper's accounting, per unit).
 #include <algorithm>
-#include <cstdio>
 
 #include "engine.hpp"
+#include "shardkit/logging.hpp"
 
 namespace shardkit {
-namespace {
-
-std::string bytes(std::int64_t n) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(n);
-  int i = 0;
-  while (v >= 1024 && i < 4) {
-    v /= 1024;
-    ++i;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, i == 0 ? "%.0f %s" : "%.1f %s", v, units[i]);
-  return buf;
-}
-
-}  // namespace
 
 std::string MemoryPlan::describe() const {
-  return "parameters " + bytes(parameters) + ", gradients " + bytes(gradients) + ", optimizer state " +
-         bytes(optimizer) + ", gathered at most " + bytes(gathered_peak) + " (largest of " +
-         std::to_string(units) + " units " + bytes(largest_unit) + ")";
+  return "parameters " + format_bytes(parameters) + ", gradients " + format_bytes(gradients) + ", optimizer state " +
+         format_bytes(optimizer) + ", gathered at most " + format_bytes(gathered_peak) + " (largest of " +
+         std::to_string(units) + " units " + format_bytes(largest_unit) + ")";
 }
 
 MemoryPlan ShardedBackend::Engine::plan() const {

@@ -1,6 +1,8 @@
 // Whole-parameter model state and parameter lists, and the backend base built on them.
 #include "shardkit/module_state.hpp"
 
+#include <set>
+
 #include "shardkit/error.hpp"
 #include "shardkit/optim/grad_clip.hpp"
 
@@ -16,8 +18,9 @@ void add_whole_module_state(ShardedState& state, const torch::nn::Module& module
 
 std::vector<ParamShard> whole_param_shards(const torch::nn::Module& module, Replicas replicas) {
   std::vector<ParamShard> params;
+  std::set<const void*> seen;  // a tied parameter is stepped once, under its first name (as PyTorch)
   for (const auto& item : module.named_parameters()) {
-    if (!item.value().requires_grad()) continue;
+    if (!item.value().requires_grad() || !seen.insert(item.value().unsafeGetTensorImpl()).second) continue;
     params.push_back({item.key(), item.value(), ShardLayout::whole(item.value().sizes().vec()), replicas});
   }
   return params;
@@ -37,8 +40,7 @@ std::vector<ParamShard> WholeParameterBackend::parameters() { return whole_param
 
 double WholeParameterBackend::clip_grad_norm(double max_norm) {
   std::vector<torch::Tensor> grads;
-  for (const auto& p : policy().parameters())
-    if (p.requires_grad()) grads.push_back(p.grad());
+  for (const auto& p : parameters()) grads.push_back(p.param.grad());
   return shardkit::clip_grad_norm(grads, max_norm);
 }
 

@@ -1,5 +1,6 @@
 // The training loop: setup, accumulation-aware updates, logging, checkpoints, resume.
 #include "trainer.hpp"
+#include "tensor_memory.hpp"
 
 #include <torch/torch.h>
 
@@ -37,6 +38,8 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
                  const Selection& selection, const MeshShape& mesh, std::string resume_dir)
     : config_(std::move(config)), registry_(registry), runtime_(runtime), selection_(selection) {
   auto log = logger();
+  // Counted from here on, so the end of the run can report the peak of tensor memory.
+  if (runtime_.device == "cpu") install_cpu_tensor_counter();
   steps_ = config_.get_int("steps");
   batch_size_ = config_.get_int("batch_size");
   accum_ = config_.get_int("accelerator.gradient_accumulation.steps");
@@ -269,6 +272,7 @@ int Trainer::run() {
   const auto start = Clock::now();
   auto last_log = start;
   log->info("training from step {} to {}", start_step_, steps_);
+  reset_cpu_tensor_peak();
 
   for (std::int64_t step = start_step_; step < steps_; ++step) {
     const bool update = (step + 1) % accum_ == 0;
@@ -334,6 +338,9 @@ int Trainer::run() {
     }
   }
   log->info("training done: {} steps in {:.1f} s", steps_ - start_step_, seconds(Clock::now() - start));
+  if (cpu_tensor_counter_installed())
+    log->info("peak CPU tensor memory while training: {} ({} bytes) on rank {}", format_bytes(cpu_tensor_peak()),
+              cpu_tensor_peak(), runtime_.rank);
   return 0;
 }
 

@@ -23,27 +23,27 @@ ProcessResult rank0_of_2(const std::string& out, const std::string& flags) {
 
 }  // namespace
 
-TEST_CASE("a sharded mesh without a backend that shards says so and lists the backends", "[train][errors]") {
+TEST_CASE("a sharded mesh picks fsdp (LeRobot's choice), whose shards need a sharded format", "[train][errors]") {
   TempDir tmp;
   const auto r = rank0_of_2(tmp / "run", "--parallelism.dp_shard=2");
   INFO(r.output);
   CHECK(r.exit_code == 2);
-  CHECK(contains(r.output, "--parallelism.dp_shard=2 shards parameters, but no installed backend shards "
-                           "them (installed: ddp, single)"));
+  CHECK(contains(r.output, "--checkpoint_format=safetensors saves whole tensors only, but backend 'fsdp' shards "
+                           "them; use --checkpoint_format=dcp"));
   CHECK_FALSE(fs::exists(tmp / "run"));
 }
 
-TEST_CASE("auto picks an installed backend that declares it shards, and its format must hold shards",
-          "[train][errors]") {
+TEST_CASE("a plugin backend that declares it shards needs a format that holds shards", "[train][errors]") {
   TempDir tmp;
-  const auto r = rank0_of_2(tmp / "run", "--parallelism.dp_shard=2 --plugins=" + kShardingFixture);
+  const auto r = rank0_of_2(tmp / "run", "--parallelism.dp_shard=2 --distributed_backend=sharding_fixture --plugins=" +
+                                             kShardingFixture);
   INFO(r.output);
   CHECK(r.exit_code == 2);
   CHECK(contains(r.output, "--checkpoint_format=safetensors saves whole tensors only, but backend "
                            "'sharding_fixture' shards them; use --checkpoint_format=dcp"));
   // Without checkpoints the combination is allowed: the run gets as far as joining its peer.
-  const auto nosave = rank0_of_2(tmp / "run2", "--parallelism.dp_shard=2 --save_checkpoint=false --plugins=" +
-                                                   kShardingFixture);
+  const auto nosave = rank0_of_2(tmp / "run2", "--parallelism.dp_shard=2 --distributed_backend=sharding_fixture "
+                                                   "--save_checkpoint=false --plugins=" + kShardingFixture);
   INFO(nosave.output);
   CHECK_FALSE(contains(nosave.output, "saves whole tensors only"));
 }
@@ -56,7 +56,7 @@ TEST_CASE("a replicating backend on a sharded mesh names the backends that shard
   CHECK(r.exit_code == 2);
   CHECK(contains(r.output, "--distributed_backend=ddp replicates the whole model, but the mesh asks for "
                            "--parallelism.dp_shard=2; use a backend that shards parameters (installed: "
-                           "sharding_fixture)"));
+                           "fsdp, sharding_fixture, zero)"));
 }
 
 TEST_CASE("a one-process backend under a launcher names the backends that run several", "[train][errors]") {
@@ -65,5 +65,5 @@ TEST_CASE("a one-process backend under a launcher names the backends that run se
   INFO(r.output);
   CHECK(r.exit_code == 2);
   CHECK(contains(r.output, "--distributed_backend=single runs one process, but this run has WORLD_SIZE=2"));
-  CHECK(contains(r.output, "(or one of: ddp)"));
+  CHECK(contains(r.output, "(or one of: ddp, fsdp, zero)"));
 }
