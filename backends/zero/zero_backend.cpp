@@ -40,6 +40,9 @@ class ZeroBackend final : public shardkit::ShardedBackend {
 const shardkit::OptionSpec kOptions[] = {
     {"stage", shardkit::OptionType::Int, "3",
      "ZeRO stage: 1 shards optimizer state, 2 also gradients, 3 also parameters", "1", "3", nullptr},
+    {"config_file", shardkit::OptionType::String, "",
+     "A DeepSpeed JSON config (ds_config.json): zero_optimization, batch sizes, clipping; \"auto\" takes shardkit's "
+     "values, a contradiction with a flag is an error", nullptr, nullptr, nullptr},
     {"reduce_bucket_size", shardkit::OptionType::Int, "500000000",
      "Stages 1-2: elements per gradient bucket reduced together", "1", nullptr, nullptr},
     {"stage3_param_persistence_threshold", shardkit::OptionType::Int, "100000",

@@ -12,6 +12,7 @@
 
 #include "shardkit/error.hpp"
 #include "shardkit/logging.hpp"
+#include "deepspeed_config.hpp"
 #include "device.hpp"
 #include "preemption.hpp"
 #include "trainer.hpp"
@@ -181,7 +182,9 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
   // The mesh is resolved from the degrees as given, before any process group exists.
   const bool mesh_touched = flags.count("parallelism.dp_replicate") || flags.count("parallelism.dp_shard") ||
                             file.count("parallelism.dp_replicate") || file.count("parallelism.dp_shard");
-  const auto requested_backend = given(flags, file, "distributed_backend", "auto");
+  auto requested_backend = given(flags, file, "distributed_backend", "auto");
+  // AITraining's --distributed_backend=deepspeed means ZeRO stage 3 (the zero backend's default).
+  if (requested_backend == "deepspeed") requested_backend = "zero";
   // A sharded backend asked for by name shards over every process unless degrees are given.
   const bool shard_by_default = !mesh_touched && requested_backend != "auto" &&
                                 (train::capabilities_of(registry, "backend", requested_backend) & kShardsParameters);
@@ -212,9 +215,20 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
   train::check_capabilities(registry, selection, mesh, runtime.multi_process(),
                             is_true(given(flags, file, "save_checkpoint", "true")), requested_backend);
 
+  // A DeepSpeed config sets zero's options and the batch layout unless flags say otherwise.
+  const auto deepspeed_path = selection.backend == "zero" ? given(flags, file, "accelerator.zero.config_file", "") : "";
+  train::DeepSpeedConfig deepspeed;
+  if (!deepspeed_path.empty()) deepspeed = train::apply_deepspeed_config(deepspeed_path, flags, file);
+
   Config config = resolve(schema, file, flags);
   set_info_ranks(runtime.rank, config.get_bool("log_all_ranks"));
   const auto accum = config.get_int("accelerator.gradient_accumulation.steps");
+  train::check_deepspeed_batch(deepspeed, config.get_int("batch_size"), accum, runtime.world_size);
+  if (!deepspeed.ignored.empty() && runtime.rank == 0) {
+    std::string fields;
+    for (const auto& f : deepspeed.ignored) fields += (fields.empty() ? "" : ", ") + f;
+    logger()->warn("{}: shardkit does not implement these DeepSpeed fields and ignores them: {}", deepspeed_path, fields);
+  }
   if (config.get_int("save_freq") % accum != 0)
     throw ConfigError("--save_freq=" + std::to_string(config.get_int("save_freq")) +
                       " is not a multiple of --accelerator.gradient_accumulation.steps=" +
