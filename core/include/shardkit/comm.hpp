@@ -90,6 +90,9 @@ class CommGroup {
 
 /// A group of one process: every collective is the identity and completes at once.
 std::shared_ptr<CommGroup> make_local_group(const std::string& name = "local");
+/// A group that only has a shape, for planning (--dry_run): rank 0 of `size` members; every
+/// collective completes at once and moves no data.
+std::shared_ptr<CommGroup> make_planning_group(const std::string& name, int size);
 
 /// The rendezvous key-value store (c10d's TCPStore behind the plugin).
 class Store {

@@ -28,6 +28,9 @@ class DeviceMesh {
  public:
   /// Builds the groups through `comm` (nullptr, or a world of one, gives local groups).
   DeviceMesh(MeshShape shape, int rank, Comm* comm);
+  /// The mesh as rank 0 of `shape` sees it, with planning groups (make_planning_group): for
+  /// computing layouts and memory plans in one process.
+  static DeviceMesh planning(MeshShape shape);
 
   const MeshShape& shape() const { return shape_; }
   int rank() const { return rank_; }

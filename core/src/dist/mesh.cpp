@@ -67,6 +67,14 @@ DeviceMesh::DeviceMesh(MeshShape shape, int rank, Comm* comm) : shape_(shape), r
                                             : comm->new_group(replicate_ranks, "dp_replicate/" + std::to_string(s));
 }
 
+DeviceMesh DeviceMesh::planning(MeshShape shape) {
+  DeviceMesh mesh(shape, 0, nullptr);
+  mesh.world_ = make_planning_group("world", shape.world_size());
+  mesh.shard_ = make_planning_group("dp_shard", shape.dp_shard);
+  mesh.replicate_ = make_planning_group("dp_replicate", shape.dp_replicate);
+  return mesh;
+}
+
 std::string DeviceMesh::describe() const {
   return "dp_replicate=" + std::to_string(shape_.dp_replicate) +
          ", dp_shard=" + std::to_string(shape_.dp_shard);

@@ -7,9 +7,12 @@
 namespace shardkit {
 
 std::string MemoryPlan::describe() const {
-  return "parameters " + format_bytes(parameters) + ", gradients " + format_bytes(gradients) + ", optimizer state " +
-         format_bytes(optimizer) + ", gathered at most " + format_bytes(gathered_peak) + " (largest of " +
-         std::to_string(units) + " units " + format_bytes(largest_unit) + ")";
+  std::string out = "parameters " + format_bytes(parameters) + ", gradients " + format_bytes(gradients) +
+                    ", optimizer state " + format_bytes(optimizer);
+  if (units > 0)
+    out += ", gathered at most " + format_bytes(gathered_peak) + " (largest of " + std::to_string(units) +
+           " units " + format_bytes(largest_unit) + ")";
+  return out;
 }
 
 MemoryPlan ShardedBackend::Engine::plan() const {

@@ -14,6 +14,7 @@
 #include "shardkit/logging.hpp"
 #include "deepspeed_config.hpp"
 #include "device.hpp"
+#include "dry_run.hpp"
 #include "preemption.hpp"
 #include "trainer.hpp"
 
@@ -188,9 +189,14 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
   // A sharded backend asked for by name shards over every process unless degrees are given.
   const bool shard_by_default = !mesh_touched && requested_backend != "auto" &&
                                 (train::capabilities_of(registry, "backend", requested_backend) & kShardsParameters);
+  // A dry run plans for the degrees given, not for the processes started.
+  const bool dry_run = is_true(given(flags, file, "dry_run", "false"));
+  int world = runtime.world_size;
+  if (dry_run && given_int(flags, file, "parallelism.dp_shard", 1) > 0)
+    world = given_int(flags, file, "parallelism.dp_replicate", 1) * given_int(flags, file, "parallelism.dp_shard", 1);
   const MeshShape mesh = shard_by_default
-                             ? MeshShape{1, runtime.world_size}
-                             : resolve_mesh(runtime.world_size, given_int(flags, file, "parallelism.dp_replicate", 1),
+                             ? MeshShape{1, world}
+                             : resolve_mesh(world, given_int(flags, file, "parallelism.dp_replicate", 1),
                                             given_int(flags, file, "parallelism.dp_shard", 1), mesh_touched);
   selection.backend = train::resolve_backend(requested_backend, mesh, registry);
   selection.checkpoint_format = given(flags, file, "checkpoint_format", "safetensors");
@@ -212,8 +218,8 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
   if (runtime.multi_process()) registry.get("comm", selection.comm);
   check_backend_namespaces(flags, file, selection.backend, requested_backend);
   // Refused here, before joining the other ranks (which would wait for their timeout).
-  train::check_capabilities(registry, selection, mesh, runtime.multi_process(),
-                            is_true(given(flags, file, "save_checkpoint", "true")), requested_backend);
+  train::check_capabilities(registry, selection, mesh, dry_run ? world > 1 : runtime.multi_process(),
+                            !dry_run && is_true(given(flags, file, "save_checkpoint", "true")), requested_backend);
 
   // A DeepSpeed config sets zero's options and the batch layout unless flags say otherwise.
   const auto deepspeed_path = selection.backend == "zero" ? given(flags, file, "accelerator.zero.config_file", "") : "";
@@ -241,6 +247,8 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
   // The device and its transport are settled before any rank joins the run.
   runtime.device = train::resolve_device(config.get_string("policy.device"), runtime.local_rank);
   if (runtime.multi_process()) train::check_comm_device(selection.comm, runtime.device);
+
+  if (dry_run) return train::print_memory_plan(config, registry, runtime, selection, mesh);
 
   train::install_preemption_handler();
   configured = true;

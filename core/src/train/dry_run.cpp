@@ -1,0 +1,62 @@
+// The dry run: a backend set up on a planning mesh, its memory plan printed.
+#include "dry_run.hpp"
+
+#include <set>
+
+#include "shardkit/backend.hpp"
+#include "shardkit/dataset.hpp"
+#include "shardkit/logging.hpp"
+#include "shardkit/sharding.hpp"
+
+namespace shardkit::train {
+namespace {
+
+// Every rank of a whole-parameter backend holds the model, its gradients and AdamW's moments.
+MemoryPlan whole_model_plan(const Policy& policy) {
+  MemoryPlan plan;
+  std::set<const void*> seen;
+  for (const auto& p : policy.parameters()) {
+    if (!seen.insert(p.unsafeGetTensorImpl()).second) continue;
+    const auto bytes = p.numel() * p.element_size();
+    plan.parameters += bytes;
+    if (p.requires_grad()) {
+      plan.gradients += bytes;
+      plan.optimizer += 2 * bytes;
+    }
+  }
+  return plan;
+}
+
+}  // namespace
+
+int print_memory_plan(const Config& config, const Registry& registry, const Runtime& runtime,
+                      const Selection& selection, const MeshShape& shape) {
+  auto dataset = registry.create_as<Dataset>("dataset", selection.dataset,
+                                             plugin_context(config, runtime, "dataset", selection.dataset));
+  auto policy_context = plugin_context(config, runtime, "policy", selection.policy);
+  policy_context.features = dataset->features();
+  auto policy = registry.create_as<Policy>("policy", selection.policy, policy_context);
+  policy->to(torch::Device(runtime.device));
+  const auto whole = whole_model_plan(*policy);
+
+  auto mesh = DeviceMesh::planning(shape);
+  auto backend_context = plugin_context(config, runtime, "backend", selection.backend);
+  backend_context.mesh = &mesh;
+  auto backend = registry.create_as<Backend>("backend", selection.backend, backend_context);
+  backend->setup(*policy);
+  const auto* sharded = dynamic_cast<const ShardedBackend*>(backend.get());
+  const auto plan = sharded != nullptr ? sharded->plan() : whole;
+  const auto total = plan.parameters + plan.gradients + plan.optimizer + plan.gathered_peak;
+  const auto whole_total = whole.parameters + whole.gradients + whole.optimizer;
+  auto log = logger();
+  log->info("dry run: backend {} on {} ({} processes), policy {}", selection.backend, mesh.describe(),
+            shape.world_size(), selection.policy);
+  log->info("dry run: per rank (rank 0, the largest share): {}", plan.describe());
+  log->info("dry run: per rank in all {} ({} bytes) = {:.2f} x a whole replica's parameters, gradients and "
+            "AdamW state ({}); activations come on top",
+            format_bytes(total), total, whole_total > 0 ? static_cast<double>(total) / whole_total : 0.0,
+            format_bytes(whole_total));
+  return 0;
+}
+
+}  // namespace shardkit::train
