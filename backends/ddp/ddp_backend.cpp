@@ -23,7 +23,7 @@ using shardkit::ddp::ReducerOptions;
 
 class DdpBackend final : public shardkit::WholeParameterBackend {
  public:
-  explicit DdpBackend(const shardkit::PluginContext& ctx) : WholeParameterBackend("ddp"), logger_(ctx.logger) {
+  explicit DdpBackend(const shardkit::PluginContext& ctx) : WholeParameterBackend("ddp", ctx), logger_(ctx.logger) {
     const auto& o = ctx.options;
     const double cap_mb = o.get_float("bucket_cap_mb");
     if (!(cap_mb > 0))

@@ -20,6 +20,16 @@ shardkit::ShardingOptions options_from(const shardkit::PluginContext& ctx) {
   o.reduce_scatter = true;
   o.reshard_after_forward = ctx.options.get_bool("reshard_after_forward");
   shardkit::read_wrap_options(ctx.options, o);
+  shardkit::PrecisionFields fields;
+  fields.param_dtype = ctx.options.get_string("mixed_precision_policy.param_dtype");
+  fields.reduce_dtype = ctx.options.get_string("mixed_precision_policy.reduce_dtype");
+  fields.output_dtype = ctx.options.get_string("mixed_precision_policy.output_dtype");
+  fields.cast_forward_inputs = ctx.options.get_bool("mixed_precision_policy.cast_forward_inputs");
+  const auto* config = ctx.full_config;
+  o.precision = shardkit::resolve_precision(
+      config != nullptr && config->has("accelerator.mixed_precision") ? config->get_string("accelerator.mixed_precision")
+                                                                       : "no",
+      fields);
   if (ctx.options.get_bool("cpu_offload") && ctx.logger) {
     const bool cuda = ctx.runtime != nullptr && ctx.runtime->device.rfind("cuda", 0) == 0;
     if (cuda)
@@ -53,6 +63,15 @@ const shardkit::OptionSpec kOptions[] = {
     {"ignored_modules", shardkit::OptionType::String, "",
      "Regex over module names: matching modules stay whole on every rank (gradients still averaged)", nullptr,
      nullptr, nullptr},
+    {"mixed_precision_policy.param_dtype", shardkit::OptionType::String, "",
+     "Compute dtype of gathered parameters (bfloat16, float16, float32); setting any field builds the policy from "
+     "the fields only", nullptr, nullptr, nullptr},
+    {"mixed_precision_policy.reduce_dtype", shardkit::OptionType::String, "",
+     "Dtype gradients are reduced in (unset: the parameters' own, float32)", nullptr, nullptr, nullptr},
+    {"mixed_precision_policy.output_dtype", shardkit::OptionType::String, "", "Dtype the loss is cast to (unset: as computed)",
+     nullptr, nullptr, nullptr},
+    {"mixed_precision_policy.cast_forward_inputs", shardkit::OptionType::Bool, "true",
+     "Cast floating inputs of the model and of each unit to param_dtype", nullptr, nullptr, nullptr},
     {"cpu_offload", shardkit::OptionType::Bool, "false",
      "Keep parameters, gradients and optimizer state in CPU memory (CUDA runs; no effect on CPU runs)", nullptr,
      nullptr, nullptr},

@@ -9,7 +9,7 @@ class SingleBackend final : public shardkit::WholeParameterBackend {
  public:
   // One process only: the host refuses it under a launcher (it does not declare
   // shardkit::kMultiProcess).
-  explicit SingleBackend(const shardkit::PluginContext&) : WholeParameterBackend("single") {}
+  explicit SingleBackend(const shardkit::PluginContext& ctx) : WholeParameterBackend("single", ctx) {}
 
   void begin_micro_step(bool) override {}
   void finish_gradients() override {}

@@ -26,6 +26,7 @@ shardkit::ShardingOptions options_from(const shardkit::PluginContext& ctx) {
   shardkit::read_wrap_options(c, o);
   o.persistence_threshold = stage == 3 ? c.get_int("stage3_param_persistence_threshold") : 0;
   o.bucket_numel = c.get_int("reduce_bucket_size");
+  o.precision = shardkit::precision_of(ctx);
   if (o.bucket_numel < 1)
     throw shardkit::ConfigError("--accelerator.zero.reduce_bucket_size=" + std::to_string(o.bucket_numel) +
                                 ": must be at least 1 (elements per gradient bucket)");

@@ -7,6 +7,7 @@
 #include <torch/nn/module.h>
 
 #include "shardkit/backend.hpp"
+#include "shardkit/precision.hpp"
 #include "shardkit/sharded_state.hpp"
 
 namespace shardkit {
@@ -27,12 +28,15 @@ std::vector<ParamShard> whole_param_shards(const torch::nn::Module& module, Repl
 /// gradients are identical on every rank (after finish_gradients()).
 class WholeParameterBackend : public Backend {
  public:
-  /// `name` is the backend's, for messages.
-  explicit WholeParameterBackend(std::string name);
+  /// `name` is the backend's, for messages; the context gives the run's mixed precision
+  /// (autocast in forward, fp32 parameters).
+  WholeParameterBackend(std::string name, const PluginContext& ctx);
   ~WholeParameterBackend() override;
   /// Remembers the policy and the ranks that hold copies of it (Replicas::none() alone).
   void setup(Policy& policy) override;
   std::vector<ParamShard> parameters() override;
+  /// The policy's forward, under autocast when mixed precision is on.
+  PolicyOutput forward(Policy& policy, const Batch& batch) override;
   /// The global norm from the local gradients: they are the same on every rank.
   double clip_grad_norm(double max_norm) override;
   void model_state(ShardedState& state) override;
@@ -47,6 +51,7 @@ class WholeParameterBackend : public Backend {
   std::string name_;
   Policy* policy_ = nullptr;
   Replicas replicas_ = Replicas::none();
+  PrecisionPolicy precision_;
 };
 
 }  // namespace shardkit

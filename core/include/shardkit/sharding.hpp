@@ -21,6 +21,7 @@
 #include "shardkit/backend.hpp"
 #include "shardkit/config.hpp"
 #include "shardkit/plugin.hpp"
+#include "shardkit/precision.hpp"
 
 namespace shardkit {
 
@@ -53,6 +54,9 @@ struct ShardingOptions {
   std::int64_t persistence_threshold = 0;
   /// ZeRO-1/2: elements per gradient bucket.
   std::int64_t bucket_numel = 500'000'000;
+  /// Mixed precision: parameters gathered and computed in param_dtype, gradients reduced in
+  /// reduce_dtype, shards (what the optimizer steps and checkpoints hold) in fp32.
+  PrecisionPolicy precision;
   /// The option names to quote in messages ("--accelerator.fsdp.wrap_modules", ...).
   std::string option_prefix = "--accelerator.fsdp.";
 };

@@ -34,6 +34,8 @@ struct PreBackward : public torch::autograd::Function<PreBackward> {
 
 ShardedBackend::Engine::Engine(const PluginContext& ctx, ShardingOptions options)
     : options_(std::move(options)), logger_(ctx.logger) {
+  // Under mixed precision every parameter computes in param_dtype, so none stays whole by size.
+  if (options_.precision.active()) options_.persistence_threshold = 0;
   if (ctx.mesh != nullptr) {
     world_ = &ctx.mesh->dp_group();
     shard_ = &ctx.mesh->shard_group();
@@ -67,8 +69,9 @@ void ShardedBackend::Engine::setup(Policy& policy) {
                                              : shard::select_gradient_buckets(policy, options_);
   whole_ = std::move(selection.whole);
   for (auto& spec : selection.units) {
+    const auto& precision = options_.precision;
     auto unit = std::make_unique<shard::Unit>(spec.name, std::move(spec.params), options_.style, *shard_,
-                                              !options_.shard_parameters);
+                                              !options_.shard_parameters, precision.param_dtype, precision.reduce_dtype);
     if (spec.block != nullptr) unit_of_block_[spec.block] = units_.size();
     is_root_.push_back(spec.block == nullptr && options_.shard_parameters);
     int trainable = 0;
@@ -84,12 +87,20 @@ void ShardedBackend::Engine::setup(Policy& policy) {
                   options_.backend, units_.size(), unit_of_block_.size(), whole_.size(), shard_->size(),
                   replicate_->size());
     logger_->info("{}: memory plan per rank: {}", options_.backend, plan().describe());
+    if (options_.precision.active())
+      logger_->info("{}: mixed precision {}", options_.backend, options_.precision.describe());
   }
 }
 
 void ShardedBackend::Engine::install_hooks() {
   auto hooks = std::make_shared<nn::BlockHooks>();
-  hooks->pre_forward = [this](nn::BlockBase& block, nn::TensorList&) { pre_forward(block); };
+  hooks->pre_forward = [this](nn::BlockBase& block, nn::TensorList& inputs) {
+    pre_forward(block);
+    const auto& precision = options_.precision;
+    if (precision.active() && precision.cast_forward_inputs)
+      for (auto& t : inputs)
+        if (t.defined() && t.is_floating_point()) t = t.to(*precision.param_dtype);
+  };
   hooks->post_forward = [this](nn::BlockBase& block, nn::TensorList& outputs) { post_forward(block, outputs); };
   block_hooks_ = hooks;
   for (const auto& [block, index] : unit_of_block_)
@@ -115,7 +126,15 @@ PolicyOutput ShardedBackend::Engine::forward(Policy& policy, const Batch& batch)
   // Units outside blocks (the root) are gathered for the whole forward and backward.
   for (std::size_t u = 0; u < units_.size(); ++u)
     if (is_root_[u]) units_[u]->unshard();
-  return policy.forward(batch);
+  const auto& precision = options_.precision;
+  if (!precision.active()) return policy.forward(batch);
+  Batch cast = batch;
+  if (precision.cast_forward_inputs)
+    for (auto& [key, tensor] : cast)
+      if (tensor.is_floating_point()) tensor = tensor.to(*precision.param_dtype);
+  auto output = policy.forward(cast);
+  if (precision.output_dtype) output.loss = output.loss.to(*precision.output_dtype);
+  return output;
 }
 
 void ShardedBackend::Engine::pre_forward(nn::BlockBase& block) {
@@ -247,12 +266,7 @@ std::vector<ParamShard> ShardedBackend::Engine::parameters() const {
 void ShardedBackend::Engine::model_state(ShardedState& state) const {
   for (const auto& unit : units_)
     for (const auto& p : unit->params())
-      for (const auto& name : p.names) {
-        if (unit->persistent())
-          state.add("model." + name, p.full.detach(), ShardLayout::whole(p.shape), whole_replicas());
-        else
-          state.add("model." + name, p.local, p.layout, shard_replicas());
-      }
+      for (const auto& name : p.names) state.add("model." + name, p.local, p.layout, shard_replicas());
   for (const auto& [names, p] : whole_)
     for (const auto& name : names)
       state.add("model." + name, p.detach(), ShardLayout::whole(p.sizes().vec()), whole_replicas());
@@ -261,12 +275,9 @@ void ShardedBackend::Engine::model_state(ShardedState& state) const {
 }
 
 void ShardedBackend::Engine::model_state_loaded() {
-  for (auto& unit : units_) {
-    if (unit->persistent())
-      unit->shard_from_whole();
-    else
-      unit->reshard();
-  }
+  // The shards (fp32 masters) were loaded: whole parameters are refreshed from them.
+  for (auto& unit : units_) unit->reshard();
+  after_optimizer_step();
 }
 
 }  // namespace shardkit

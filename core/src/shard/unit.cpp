@@ -25,8 +25,10 @@ std::int64_t rows_held(const UnitParam& p, std::int64_t k) {
 }  // namespace
 
 Unit::Unit(std::string name, std::vector<std::pair<std::vector<std::string>, torch::Tensor>> params,
-           ShardStyle style, CommGroup& shard_group, bool persistent)
-    : name_(std::move(name)), style_(style), group_(shard_group), persistent_(persistent) {
+           ShardStyle style, CommGroup& shard_group, bool persistent, std::optional<torch::ScalarType> compute,
+           std::optional<torch::ScalarType> reduce)
+    : name_(std::move(name)), style_(style), group_(shard_group), persistent_(persistent), compute_(compute),
+      reduce_(reduce) {
   for (auto& [names, tensor] : params) {
     UnitParam p;
     p.names = std::move(names);
@@ -101,6 +103,10 @@ void Unit::shard_from_whole() {
     else if (p.local.numel() > 0)
       p.local.copy_(flat.narrow(0, r * shard_len_ + p.shard_offset - p.flat_offset, p.local.numel()));
   }
+  // Mixed precision: the module computes with parameters of the compute dtype (same tensors).
+  if (compute_ && *compute_ != shard_.scalar_type())
+    for (auto& p : params_)
+      if (p.full.scalar_type() != *compute_) p.full.set_data(p.full.detach().to(*compute_));
   if (!persistent_) {
     for (auto& p : params_) release_storage(p.full);
     whole_ = torch::Tensor();
@@ -110,8 +116,9 @@ void Unit::shard_from_whole() {
 
 void Unit::start_gather() {
   if (gathered_ || gather_work_) return;
-  gathered_buffer_ = torch::empty({group_.size() * shard_len_}, shard_.options());
-  gather_work_ = group_.all_gather(gathered_buffer_, shard_, /*async=*/true);
+  gather_input_ = compute_ ? shard_.to(*compute_) : shard_;
+  gathered_buffer_ = torch::empty({group_.size() * shard_len_}, gather_input_.options());
+  gather_work_ = group_.all_gather(gathered_buffer_, gather_input_, /*async=*/true);
 }
 
 void Unit::copy_out(const torch::Tensor& gathered, const torch::Tensor& whole) const {
@@ -132,11 +139,12 @@ void Unit::unshard() {
   start_gather();
   auto work = std::move(gather_work_);
   work->wait();
+  gather_input_ = torch::Tensor();
   torch::NoGradGuard no_grad;
   if (style_ == ShardStyle::Flat) {
     whole_ = gathered_buffer_;
   } else {
-    whole_ = torch::empty({total_}, shard_.options());
+    whole_ = torch::empty({total_}, gathered_buffer_.options());
     copy_out(gathered_buffer_, whole_);
   }
   gathered_buffer_ = torch::Tensor();
@@ -150,7 +158,7 @@ void Unit::reshard() {
   if (gather_work_) {
     gather_work_->wait();
     gather_work_.reset();
-    gathered_buffer_ = torch::Tensor();
+    gathered_buffer_ = gather_input_ = torch::Tensor();
   }
   if (!gathered_) return;
   for (auto& p : params_) release_storage(p.full);
@@ -182,11 +190,11 @@ void Unit::start_reduce(bool scatter) {
     throw RuntimeError("unit '" + name_ + "': a second gradient reduction started before the first finished");
   torch::NoGradGuard no_grad;
   const std::int64_t S = group_.size();
-  reduce_input_ = torch::zeros({S * shard_len_}, shard_.options());
+  reduce_input_ = torch::zeros({S * shard_len_}, shard_.options().dtype(reduce_.value_or(shard_.scalar_type())));
   copy_in(reduce_input_);
   for (auto& p : params_) p.full.mutable_grad() = torch::Tensor();
   if (scatter) {
-    reduce_output_ = torch::empty({shard_len_}, shard_.options());
+    reduce_output_ = torch::empty({shard_len_}, reduce_input_.options());
     reduce_work_ = group_.reduce_scatter(reduce_output_, reduce_input_, ReduceOp::Avg, /*async=*/true);
   } else {
     reduce_work_ = group_.all_reduce(reduce_input_, ReduceOp::Avg, /*async=*/true);
@@ -201,6 +209,7 @@ void Unit::finish_reduce(CommGroup* replicas) {
   torch::NoGradGuard no_grad;
   auto output = reduce_output_.contiguous();
   if (replicas != nullptr && replicas->size() > 1) replicas->all_reduce(output, ReduceOp::Avg);
+  output = output.to(shard_.scalar_type());  // the masters' gradients are in the masters' dtype
   for (auto& p : params_) {
     if (!p.trainable) continue;
     auto piece = output.narrow(0, p.shard_offset, p.local.numel()).view(p.local.sizes());
@@ -217,10 +226,11 @@ void Unit::refresh_whole() {
   start_gather();
   auto work = std::move(gather_work_);
   work->wait();
+  gather_input_ = torch::Tensor();
   torch::NoGradGuard no_grad;
   auto whole = gathered_buffer_;
   if (style_ == ShardStyle::Rows) {
-    whole = torch::empty({total_}, shard_.options());
+    whole = torch::empty({total_}, gathered_buffer_.options());
     copy_out(gathered_buffer_, whole);
   }
   for (auto& p : params_) p.full.detach().view({-1}).copy_(whole.narrow(0, p.flat_offset, p.numel));

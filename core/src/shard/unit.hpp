@@ -8,6 +8,7 @@
 //   Flat: the unit's parameters flattened end to end and cut in S equal ranges (ZeRO)
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,8 +39,11 @@ class Unit {
  public:
   /// `params`: (name, parameter) pairs, tied ones once with every name. `persistent`: the
   /// whole parameters are kept (ZeRO-1/2), gathered again only after the optimizer steps.
+  /// `compute`: the dtype parameters are gathered in (mixed precision; unset: the masters'),
+  /// `reduce`: the dtype gradients are reduced in (unset: the masters').
   Unit(std::string name, std::vector<std::pair<std::vector<std::string>, torch::Tensor>> params,
-       ShardStyle style, CommGroup& shard_group, bool persistent);
+       ShardStyle style, CommGroup& shard_group, bool persistent,
+       std::optional<torch::ScalarType> compute = std::nullopt, std::optional<torch::ScalarType> reduce = std::nullopt);
 
   const std::string& name() const { return name_; }
   std::vector<UnitParam>& params() { return params_; }
@@ -51,8 +55,8 @@ class Unit {
   std::int64_t whole_numel() const { return total_; }
   std::int64_t element_size() const { return shard_.element_size(); }
 
-  /// Copies this rank's pieces out of the whole parameters into the shard (at setup, and
-  /// after a load into persistent parameters); then releases them unless persistent.
+  /// Copies this rank's pieces out of the whole parameters into the shard (at setup); then
+  /// turns the parameters into the compute dtype and releases them unless persistent.
   void shard_from_whole();
   /// Starts gathering (asynchronously) unless gathered or already started.
   void start_gather();
@@ -84,7 +88,9 @@ class Unit {
   ShardStyle style_;
   CommGroup& group_;
   bool persistent_;
+  std::optional<torch::ScalarType> compute_, reduce_;
   std::int64_t total_ = 0, shard_len_ = 0;
+  torch::Tensor gather_input_;          // the shard in the compute dtype while a gather is pending
   torch::Tensor shard_;                 // [shard_len_] local shard
   torch::Tensor gathered_buffer_;       // [S * shard_len_] while a gather is pending or kept
   torch::Tensor whole_;                 // what the parameters point into while gathered

@@ -26,7 +26,14 @@ std::vector<ParamShard> whole_param_shards(const torch::nn::Module& module, Repl
   return params;
 }
 
-WholeParameterBackend::WholeParameterBackend(std::string name) : name_(std::move(name)) {}
+WholeParameterBackend::WholeParameterBackend(std::string name, const PluginContext& ctx)
+    : name_(std::move(name)), precision_(precision_of(ctx)) {}
+
+PolicyOutput WholeParameterBackend::forward(Policy& policy, const Batch& batch) {
+  const auto params = policy.parameters();
+  AutocastGuard autocast(precision_, params.empty() ? torch::Device(torch::kCPU) : params.front().device());
+  return policy.forward(batch);
+}
 WholeParameterBackend::~WholeParameterBackend() = default;
 
 void WholeParameterBackend::setup(Policy& policy) { policy_ = &policy; }

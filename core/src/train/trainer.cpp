@@ -12,6 +12,7 @@
 
 #include "shardkit/error.hpp"
 #include "shardkit/files.hpp"
+#include "shardkit/precision.hpp"
 #include "shardkit/logging.hpp"
 #include "preemption.hpp"
 #include "rank_agreement.hpp"
@@ -93,6 +94,9 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   sched.peak_lr = adam.lr;
   sched.decay_lr = config_.get_float("scheduler.decay_lr");
   scheduler_ = std::make_unique<Scheduler>(sched);
+  if (resolve_precision(config_.get_string("accelerator.mixed_precision")).needs_loss_scaler())
+    scaler_ = std::make_unique<LossScaler>(config_.get_float("accelerator.fp16.init_scale"),
+                                           config_.get_int("accelerator.fp16.growth_interval"));
 
   loader_ = std::make_unique<DataLoader>(*dataset_, batch_size_,
                                          static_cast<std::uint64_t>(config_.get_int("seed")),
@@ -183,6 +187,14 @@ void Trainer::resume_from(const std::string& dir) {
                       checkpointer_->formats_known() + "); is it a complete checkpoint?");
   load_state(dir, *format, /*with_optimizer=*/true);
   load_rng_state(rng_state_path(dir, runtime_.rank, /*for_load=*/true));
+  if (scaler_) {
+    const auto path = (fs::path(dir) / "training_state/scaler_state.json").string();
+    if (fs::exists(path))
+      scaler_->load_json(read_text_file(path), path);
+    else
+      logger()->warn("{} has no scaler_state.json (it was not an fp16 run): the loss scale starts at {}", dir,
+                     scaler_->scale());
+  }
 
   start_step_ = record.step;
   const auto dp = static_cast<std::int64_t>(mesh_->dp_group().size());
@@ -241,18 +253,32 @@ TrainingStep Trainer::training_step_record(std::int64_t step) const {
   return r;
 }
 
+bool Trainer::unscaled_gradients_finite(std::int64_t step) {
+  if (!scaler_) return true;
+  std::vector<torch::Tensor> grads;
+  for (const auto& p : backend_->parameters()) grads.push_back(p.param.grad());
+  const double scale = scaler_->scale();
+  const bool finite = scaler_->unscale(grads, mesh_->world());
+  scaler_->update(!finite);
+  if (!finite)
+    logger()->warn("fp16: gradients overflowed at step {} with loss scale {}: update skipped, loss scale now {} "
+                   "({} skipped so far)", step + 1, scale, scaler_->scale(), scaler_->skipped_updates());
+  return finite;
+}
+
 void Trainer::save_checkpoint(std::int64_t step) {
   ShardedState state;
   backend_->model_state(state);
   optimizer_->state(state);
   const auto lr = scheduler_->lr(step - 1);
   optimizer_->param_groups(state, lr);
-  const std::map<std::string, std::string> files{
+  std::map<std::string, std::string> files{
       {"pretrained_model/config.json", config_.section("policy.").to_json()},
       {"pretrained_model/train_config.json", config_.to_json()},
       {"training_state/training_step.json", training_step_json(training_step_record(step))},
       {"training_state/scheduler_state.json", scheduler_->state_json(step)},
       {"training_state/optimizer_param_groups.json", optimizer_->param_groups_json(lr)}};
+  if (scaler_) files["training_state/scaler_state.json"] = scaler_->state_json();
   const auto dir = checkpointer_->save((fs::path(output_dir_) / "checkpoints").string(),
                                        step_dir_name(step, steps_), state, files);
   if (runtime_.is_main()) logger()->info("checkpoint saved: {}", dir);
@@ -283,18 +309,24 @@ int Trainer::run() {
 
     backend_->begin_micro_step(update);
     auto output = backend_->forward(*policy_, batch);
-    (output.loss / static_cast<double>(accum_)).backward();
+    auto scaled = output.loss / static_cast<double>(accum_);
+    if (scaler_) scaled = scaled * scaler_->scale();
+    scaled.backward();
     backend_->finish_gradients();
     const double loss = output.loss.item<double>();
     if (!std::isfinite(loss))
       throw RuntimeError("the loss became " + std::to_string(loss) + " at step " +
                          std::to_string(step + 1) + "; lower --optimizer.lr or check the data");
     if (update) {
-      grad_norm = backend_->clip_grad_norm(max_norm);
       lr = scheduler_->lr(step);
-      optimizer_->step(lr);
-      optimizer_->zero_grad();
-      backend_->after_optimizer_step();
+      if (unscaled_gradients_finite(step)) {
+        grad_norm = backend_->clip_grad_norm(max_norm);
+        optimizer_->step(lr);
+        optimizer_->zero_grad();
+        backend_->after_optimizer_step();
+      } else {
+        optimizer_->zero_grad();
+      }
     }
     const auto t2 = Clock::now();
     data_s += seconds(t1 - t0);

@@ -18,6 +18,7 @@
 #include "shardkit/optim/adamw.hpp"
 #include "shardkit/optim/scheduler.hpp"
 #include "shardkit/runtime.hpp"
+#include "loss_scaler.hpp"
 #include "train_options.hpp"
 
 namespace shardkit::train {
@@ -46,6 +47,8 @@ class Trainer {
   /// Fills the model (and optimizer) state in place from checkpoint folder `dir`, saved in
   /// `format` (Checkpointer::format_of(dir)).
   void load_state(const std::string& dir, CheckpointFormat& format, bool with_optimizer);
+  /// fp16: unscales the gradients; false (update skipped, scale lowered) when any rank overflowed.
+  bool unscaled_gradients_finite(std::int64_t step);
   void save_checkpoint(std::int64_t step);
   /// SIGTERM or SIGINT on any rank (0 = none): all ranks agree at this update, checkpoint,
   /// and stop.
@@ -69,6 +72,7 @@ class Trainer {
   std::unique_ptr<Checkpointer> checkpointer_;
   std::unique_ptr<AdamW> optimizer_;
   std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<LossScaler> scaler_;  // fp16 only
   std::unique_ptr<DataLoader> loader_;
   std::unique_ptr<MetricsLog> metrics_;
 };
