@@ -14,8 +14,9 @@ namespace shardkit {
 
 /// Writes the entries of `state` whose key starts with `prefix` ("model." or "optimizer.",
 /// or "" for both) as whole tensors into checkpoint folder `dir`, on rank 0 of `group` only
-/// (nullptr: this process alone). Throws FormatError when an entry is sharded on this rank
-/// (a whole-tensor file cannot hold it).
+/// (nullptr: this process alone). Entries sharded across the group (fsdp, zero) are gathered
+/// to rank 0 first, one entry at a time (rank 0 then holds the whole state, as a full state
+/// dict does). Collective over `group`.
 void save_whole_state(const ShardedState& state, const std::string& prefix, const std::string& dir,
                       CommGroup* group);
 

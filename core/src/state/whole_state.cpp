@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 
+#include "gather_whole.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/safetensors.hpp"
 #include "shardkit/safetensors_torch.hpp"
@@ -33,19 +34,45 @@ Location locate(const std::string& key) {
 
 }  // namespace
 
+namespace {
+
+bool whole_on_this_rank(const StateEntry& entry) {
+  return entry.chunks.size() == 1 && entry.chunks[0].box == full_box(entry.global_shape);
+}
+
+// Whether every rank of `group` holds every entry under `prefix` whole (one exchange).
+bool whole_everywhere(const ShardedState& state, const std::string& prefix, CommGroup& group) {
+  bool mine = true;
+  for (const auto& [key, entry] : state.tensors)
+    if (key.rfind(prefix, 0) == 0 && !whole_on_this_rank(entry)) mine = false;
+  for (const auto& answer : group.all_gather_bytes(mine ? "1" : "0"))
+    if (answer != "1") return false;
+  return true;
+}
+
+}  // namespace
+
 void save_whole_state(const ShardedState& state, const std::string& prefix, const std::string& dir,
                       CommGroup* group) {
-  if (group && group->rank() != 0) return;  // whole tensors: rank 0 holds everything it writes
+  std::map<std::string, at::Tensor> tensors;
+  if (group != nullptr && group->size() > 1 && !whole_everywhere(state, prefix, *group)) {
+    // Sharded entries (fsdp, zero): rank 0 assembles each whole tensor from every rank's boxes.
+    tensors = gather_whole_entries(state, prefix, *group);
+    if (group->rank() != 0) return;
+  } else {
+    if (group && group->rank() != 0) return;  // whole tensors: rank 0 holds everything it writes
+    for (const auto& [key, entry] : state.tensors) {
+      if (key.rfind(prefix, 0) != 0) continue;
+      if (!whole_on_this_rank(entry))
+        throw FormatError("safetensors format writes whole tensors, but '" + key +
+                          "' is sharded in this process and no group was given to gather it");
+      tensors[key] = entry.chunks[0].data.detach().to(at::kCPU).contiguous();
+    }
+  }
   std::map<std::string, std::vector<st::TensorRef>> files;
-  std::vector<at::Tensor> keep_alive;
-  for (const auto& [key, entry] : state.tensors) {
-    if (key.rfind(prefix, 0) != 0) continue;
-    if (entry.chunks.size() != 1 || !(entry.chunks[0].box == full_box(entry.global_shape)))
-      throw FormatError("safetensors format writes whole tensors, but '" + key +
-                        "' is sharded on this rank; use --checkpoint_format=dcp");
+  for (const auto& [key, tensor] : tensors) {
     const auto where = locate(key);
-    keep_alive.push_back(entry.chunks[0].data.detach().to(at::kCPU).contiguous());
-    files[where.file].push_back(st::ref_of(where.name, keep_alive.back()));
+    files[where.file].push_back(st::ref_of(where.name, tensor));
   }
   for (const auto& [file, refs] : files)
     st::write_file((fs::path(dir) / file).string(), refs, {{"format", "pt"}});

@@ -16,15 +16,6 @@ TEST_CASE("a mesh that does not match the world size is refused before any train
   CHECK_FALSE(fs::exists(dir / "run/metrics.jsonl"));
 }
 
-TEST_CASE("a sharded mesh with a whole-tensor format is refused on every rank, naming the format to use") {
-  TempDir dir("sk-bad-shard");
-  const auto r = launch(2, tiny_run(dir / "run", {"--steps=5", "--parallelism.dp_shard=2"}));
-  INFO(r.output);
-  CHECK(r.exit_code == 2);
-  CHECK(contains(r.output, "but backend 'fsdp' shards them; use --checkpoint_format=dcp"));
-  CHECK_FALSE(fs::exists(dir / "run/metrics.jsonl"));
-}
-
 TEST_CASE("--distributed.comm=nccl on CPU tensors is refused at start, before joining") {
   TempDir dir("sk-bad-nccl");
   const auto r = launch(2, tiny_run(dir / "run", {"--steps=5", "--distributed.comm=nccl"}));

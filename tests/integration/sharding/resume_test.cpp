@@ -76,3 +76,21 @@ TEST_CASE("fsdp(2) -> zero3(3) -> ddp(2) -> single(1) -> fsdp(2) through dcp fol
   // misplaced shard would show as a jump in the curve at steps 11, 21, 31 or 41.
   require_same_curve(got, want);
 }
+
+TEST_CASE("fsdp with the default safetensors format writes whole files that one process resumes from") {
+  TempDir dir("sk-shard-st");
+  single_ok(dir / "single", {"--steps=20", "--save_freq=10", "--batch_size=8"}, {});
+  // --parallelism.dp_shard=2 picks fsdp; the shards are gathered into LeRobot's whole files.
+  const auto out = launch_ok(2, dir / "fsdp", {"--steps=10", "--save_freq=10", "--batch_size=4"},
+                             {"--parallelism.dp_shard=2"});
+  CHECK(contains(out, "backend fsdp, checkpoint format safetensors"));
+  CHECK(std::filesystem::is_regular_file(dir / "fsdp/checkpoints/000010/pretrained_model/model.safetensors"));
+  CHECK(std::filesystem::is_regular_file(dir / "fsdp/checkpoints/000010/training_state/optimizer_state.safetensors"));
+  const auto r = run_program("shardkit-train", {"--resume=true", "--output_dir=" + (dir / "fsdp"), "--steps=20",
+                                                "--batch_size=8", "--distributed_backend=single",
+                                                "--parallelism.dp_shard=1"});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  // Weights and AdamW moments gathered from both shards: the curve continues as one process's.
+  require_same_curve(losses(dir / "fsdp"), losses(dir / "single"));
+}
