@@ -20,8 +20,15 @@ using FeatureShapes = std::map<std::string, std::vector<std::int64_t>>;  // as i
 
 /// What a training forward returns.
 struct PolicyOutput {
-  torch::Tensor loss;                      ///< scalar, mean over the batch
+  /// Scalar. Without `normalizer`: the mean over the batch (the trainer averages these over
+  /// accumulation micro-steps and ranks). With it: the sum of the per-element losses.
+  torch::Tensor loss;
   std::map<std::string, double> metrics;  ///< extra values to log (optional)
+  /// Optional scalar: how many elements `loss` sums over (tokens with a label, non-padded
+  /// action elements, samples). The trainer then divides the step's summed loss by the global
+  /// count of the whole optimizer step (every accumulation micro-step on every rank), so that
+  /// training on variable-length data does not depend on how the batch is split.
+  torch::Tensor normalizer;
 };
 
 /// A policy plugin's object. Its parameter names (named_parameters()) follow the

@@ -309,7 +309,7 @@ int Trainer::run() {
 
     backend_->begin_micro_step(update);
     auto output = backend_->forward(*policy_, batch);
-    auto scaled = output.loss / static_cast<double>(accum_);
+    auto scaled = step_loss_.backward_loss(output, accum_);
     if (scaler_) scaled = scaled * scaler_->scale();
     scaled.backward();
     backend_->finish_gradients();
@@ -317,8 +317,14 @@ int Trainer::run() {
     if (!std::isfinite(loss))
       throw RuntimeError("the loss became " + std::to_string(loss) + " at step " +
                          std::to_string(step + 1) + "; lower --optimizer.lr or check the data");
+    double step_mean = loss;
     if (update) {
       lr = scheduler_->lr(step);
+      if (step_loss_.summed()) {
+        std::vector<torch::Tensor> grads;
+        for (const auto& p : backend_->parameters()) grads.push_back(p.param.grad());
+        step_mean = step_loss_.finish_step(grads, mesh_->dp_group());
+      }
       if (unscaled_gradients_finite(step)) {
         grad_norm = backend_->clip_grad_norm(max_norm);
         optimizer_->step(lr);
@@ -331,7 +337,11 @@ int Trainer::run() {
     const auto t2 = Clock::now();
     data_s += seconds(t1 - t0);
     update_s += seconds(t2 - t1);
-    loss_sum += loss;
+    // A summed loss is logged as the global mean of its optimizer step, once per micro-step.
+    if (!step_loss_.summed())
+      loss_sum += loss;
+    else if (update)
+      loss_sum += step_mean * static_cast<double>(accum_);
     ++since_log;
 
     const auto done = step + 1;

@@ -19,6 +19,7 @@
 #include "shardkit/optim/scheduler.hpp"
 #include "shardkit/runtime.hpp"
 #include "loss_scaler.hpp"
+#include "step_loss.hpp"
 #include "train_options.hpp"
 
 namespace shardkit::train {
@@ -73,6 +74,7 @@ class Trainer {
   std::unique_ptr<AdamW> optimizer_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<LossScaler> scaler_;  // fp16 only
+  StepLoss step_loss_;
   std::unique_ptr<DataLoader> loader_;
   std::unique_ptr<MetricsLog> metrics_;
 };
