@@ -20,6 +20,9 @@ using FeatureShapes = std::map<std::string, std::vector<std::int64_t>>;  // as i
 
 /// What a training forward returns.
 struct PolicyOutput {
+  /// `return {loss, {}};` for a mean loss, `return {sum, {}, count};` for a summed one.
+  PolicyOutput(torch::Tensor loss_ = {}, std::map<std::string, double> metrics_ = {}, torch::Tensor normalizer_ = {})
+      : loss(std::move(loss_)), metrics(std::move(metrics_)), normalizer(std::move(normalizer_)) {}
   /// Scalar. Without `normalizer`: the mean over the batch (the trainer averages these over
   /// accumulation micro-steps and ranks). With it: the sum of the per-element losses.
   torch::Tensor loss;
