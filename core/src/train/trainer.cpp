@@ -55,6 +55,7 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
     config_.set("output_dir", output_dir_);
   }
   check_same_config(mesh_->world(), config_);
+  rank0_verdict(mesh_->world(), [this] { return run_lock_.acquire(output_dir_); });
   agree_on_output_dir(resume_dir);
 
   const auto threads = config_.get_int("num_threads");
@@ -112,6 +113,7 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   log->info("Effective batch size: {} x {} dp workers x {} grad accum = {} (topology: {})",
             batch_size_, dp, accum_, batch_size_ * dp * accum_, mesh_->describe());
   log->info("output_dir: {}", output_dir_);
+  run_lock_.started();
 }
 
 PluginContext Trainer::context_for(const std::string& kind, const std::string& name) const {
@@ -170,6 +172,7 @@ void Trainer::agree_on_output_dir(std::string& resume_dir) {
 void Trainer::resume_from(const std::string& dir) {
   check_checkpoint_dir(dir);
   const auto record = read_training_step((fs::path(dir) / "training_state/training_step.json").string());
+  check_step_matches_folder(dir, record.step);
   if (record.step >= steps_)
     throw ConfigError("the checkpoint in " + dir + " is at step " + std::to_string(record.step) +
                       " and --steps=" + std::to_string(steps_) +
@@ -266,6 +269,9 @@ int Trainer::run() {
 
   double loss_sum = 0, update_s = 0, data_s = 0, grad_norm = 0, lr = scheduler_->lr(start_step_);
   std::int64_t since_log = 0;
+  std::map<std::string, double> policy_sums;  // PolicyOutput::metrics since the last log
+  double first_loss = 0;                       // the first logged loss, for the growth warning
+  bool loss_growth_warned = false;
   const auto start = Clock::now();
   auto last_log = start;
   log->info("training from step {} to {}", start_step_, steps_);
@@ -296,6 +302,7 @@ int Trainer::run() {
     data_s += seconds(t1 - t0);
     update_s += seconds(t2 - t1);
     loss_sum += loss;
+    for (const auto& [name, value] : output.metrics) policy_sums[name] += value;
     ++since_log;
 
     const auto done = step + 1;
@@ -316,7 +323,15 @@ int Trainer::run() {
       r.update_s = update_s / static_cast<double>(since_log);
       r.dataloading_s = data_s / static_cast<double>(since_log);
       r.elapsed_s = seconds(now - start);
+      for (const auto& [name, sum] : policy_sums) r.policy[name] = sum / static_cast<double>(since_log);
+      policy_sums.clear();
       reduce_metrics(mesh_->world(), r);
+      if (first_loss == 0) first_loss = r.loss;
+      if (!loss_growth_warned && r.loss > 100 * first_loss) {
+        log->warn("the loss grew from {:.4g} to {:.4g} (x{:.0f}) by step {} at lr {:.3e}; training may be "
+                  "diverging: consider a lower --optimizer.lr", first_loss, r.loss, r.loss / first_loss, done, lr);
+        loss_growth_warned = true;
+      }
       if (runtime_.is_main()) metrics_->append(r);
       log->info("{}", MetricsLog::progress_line(r));
       loss_sum = update_s = data_s = 0;
