@@ -32,7 +32,8 @@ ResumeLocation locate_resume(const std::string& config_path, const RawConfig& fl
     throw ConfigError("--config_path=" + config_path + " is not a checkpoint's train config with "
                       "--resume=true: expected " + kExpected);
   if (!fs::is_regular_file(path))
-    throw ConfigError("--config_path=" + config_path + " does not exist; expected " + kExpected +
+    throw ConfigError("checkpoint folder " + checkpoint.string() + " does not exist or has no " +
+                      "pretrained_model/train_config.json; expected --config_path=" + kExpected +
                       " of a saved checkpoint");
 
   ResumeLocation where;

@@ -14,6 +14,7 @@
 #include "shardkit/logging.hpp"
 #include "preemption.hpp"
 #include "rank_agreement.hpp"
+#include "wrap_check.hpp"
 
 namespace shardkit::train {
 namespace fs = std::filesystem;
@@ -70,6 +71,8 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   policy_->to(torch::Device(runtime_.device));
   backend_ = registry_.create_as<Backend>("backend", selection_.backend,
                                           context_for("backend", selection_.backend));
+  if (const auto problem = wrap_modules_problem(*policy_, selection_.policy); !problem.empty())
+    log->warn("{}", problem);
   backend_->setup(*policy_);
   checkpointer_ = std::make_unique<Checkpointer>(registry_, config_, runtime_, mesh_->world(),
                                                  selection_.checkpoint_format);
