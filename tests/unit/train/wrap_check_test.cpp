@@ -1,7 +1,8 @@
 // wrap_modules() naming a class that no module of the policy has is reported, naming the known classes.
-#include <catch2/catch.hpp>
-
+// LibTorch first: Catch's CHECK must win over glog's.
 #include <torch/torch.h>
+
+#include <catch2/catch.hpp>
 
 #include <shardkit/policy.hpp>
 
