@@ -44,8 +44,10 @@ class MlpPolicy final : public shardkit::Policy {
 
   shardkit::PolicyOutput forward(const shardkit::Batch& batch) override {
     const auto prediction = predict(batch.at("observation.state"));
-    const auto& target = batch.at("action");
-    return {torch::mse_loss(prediction, target.reshape(prediction.sizes())), {}};
+    const auto target = batch.at("action").reshape(prediction.sizes());
+    // The prediction's mean absolute error, logged beside the loss.
+    const double mae = (prediction.detach() - target).abs().mean().item<double>();
+    return {torch::mse_loss(prediction, target), {{"mae", mae}}};
   }
 
   torch::Tensor select_action(const shardkit::Batch& batch) override {

@@ -89,6 +89,16 @@ const std::vector<std::string>& required_checkpoint_files() {
   return files;
 }
 
+void check_step_matches_folder(const std::string& dir, std::int64_t recorded_step) {
+  const auto name = fs::weakly_canonical(dir).filename().string();
+  if (name.empty() || name.size() > 18 || name.find_first_not_of("0123456789") != std::string::npos)
+    return;  // a folder renamed by hand: nothing to compare
+  if (std::stoll(name) == recorded_step) return;
+  throw FormatError("inconsistent checkpoint " + dir + ": its folder is step " + name +
+                    " but training_state/training_step.json records step " + std::to_string(recorded_step) +
+                    "; resume from another checkpoint, or restore the files of this one");
+}
+
 void check_checkpoint_dir(const std::string& dir) {
   if (!fs::is_directory(dir))
     throw FormatError("checkpoint folder " + dir + " does not exist; point --config_path at "

@@ -36,6 +36,10 @@ const std::vector<std::string>& required_checkpoint_files();
 /// and how to pick a valid one.
 void check_checkpoint_dir(const std::string& dir);
 
+/// Throws FormatError when the step recorded in checkpoint `dir`'s training_step.json is not
+/// the step its folder name (after following `last`) says: an inconsistent checkpoint.
+void check_step_matches_folder(const std::string& dir, std::int64_t recorded_step);
+
 /// Saves / restores the default CPU generator's state (rng_state.safetensors).
 void save_rng_state(const std::string& path);
 void load_rng_state(const std::string& path);

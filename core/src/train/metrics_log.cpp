@@ -20,6 +20,17 @@ std::string json_number(double value) {
   return std::string(buffer, result.ptr);
 }
 
+std::string json_escape(const std::string& text) {
+  std::string escaped;
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') escaped += '\\', escaped += static_cast<char>(c);
+    else if (c == '\n') escaped += "\\n";
+    else if (c < 0x20) escaped += ' ';
+    else escaped += static_cast<char>(c);
+  }
+  return escaped;
+}
+
 void MetricsLog::truncate_after(std::int64_t step) const {
   if (!std::filesystem::exists(path_)) return;
   std::istringstream in(read_text_file(path_));
@@ -41,7 +52,9 @@ void MetricsLog::append(const MetricsRecord& r) const {
        << ",\"samples_per_s\":" << json_number(r.samples_per_s)
        << ",\"update_s\":" << json_number(r.update_s)
        << ",\"dataloading_s\":" << json_number(r.dataloading_s)
-       << ",\"elapsed_s\":" << json_number(r.elapsed_s) << "}\n";
+       << ",\"elapsed_s\":" << json_number(r.elapsed_s);
+  for (const auto& [name, value] : r.policy) line << ",\"" << json_escape(name) << "\":" << json_number(value);
+  line << "}\n";
   std::ofstream out(path_, std::ios::app);
   out << line.str();
   out.flush();
@@ -60,7 +73,12 @@ std::string MetricsLog::progress_line(const MetricsRecord& r) {
                 static_cast<long long>(r.step), static_cast<long long>(r.total_steps), done * 100.0,
                 r.epoch, r.loss, r.grad_norm, r.lr, r.samples_per_s, r.update_s * 1e3,
                 r.dataloading_s * 1e3, eta / 3600, (eta / 60) % 60, eta % 60);
-  return buffer;
+  std::string text = buffer;
+  for (const auto& [name, value] : r.policy) {
+    std::snprintf(buffer, sizeof(buffer), " | %s %.4g", name.c_str(), value);
+    text += buffer;
+  }
+  return text;
 }
 
 }  // namespace shardkit::train

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace shardkit::train {
@@ -19,11 +20,15 @@ struct MetricsRecord {
   double update_s = 0;           ///< mean forward+backward+update seconds per step
   double dataloading_s = 0;      ///< mean data seconds per step
   double elapsed_s = 0;          ///< seconds since training started (this process)
+  std::map<std::string, double> policy;  ///< PolicyOutput::metrics, mean since the last log
 };
 
 /// Formats a double as the shortest decimal that reads back to the same value
 /// ("null" for NaN and infinities, which JSON cannot hold).
 std::string json_number(double value);
+
+/// `text` escaped for a JSON string (quotes, backslashes, newlines; other controls as spaces).
+std::string json_escape(const std::string& text);
 
 /// Appends records to <output_dir>/metrics.jsonl.
 class MetricsLog {

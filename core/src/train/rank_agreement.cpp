@@ -99,6 +99,14 @@ void reduce_metrics(CommGroup& group, MetricsRecord& record) {
   record.samples_per_s = sums[1].item<double>();
   record.update_s = maxes[0].item<double>();
   record.dataloading_s = maxes[1].item<double>();
+  // Policy metrics are averaged like the loss; every rank's policy reports the same names.
+  if (record.policy.empty()) return;
+  std::vector<double> values;
+  for (const auto& [name, value] : record.policy) values.push_back(value);
+  auto policy = torch::tensor(values, torch::kFloat64);
+  group.all_reduce(policy, ReduceOp::Sum);
+  std::size_t i = 0;
+  for (auto& [name, value] : record.policy) value = policy[static_cast<std::int64_t>(i++)].item<double>() / group.size();
 }
 
 int stop_signal_of_any_rank(CommGroup& group, int mine) {

@@ -16,6 +16,7 @@
 #include "device.hpp"
 #include "dry_run.hpp"
 #include "preemption.hpp"
+#include "resume_location.hpp"
 #include "trainer.hpp"
 
 namespace shardkit {
@@ -142,14 +143,24 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
     config_path = (fs::path(out) / "checkpoints/last/pretrained_model/train_config.json").string();
   }
   RawConfig file;
-  std::string resume_dir;
+  std::string resume_dir, resume_notice;
   if (!config_path.empty()) {
     if (resume) {
-      resume_dir = fs::path(config_path).parent_path().parent_path().string();
-      train::check_checkpoint_dir(resume_dir);
+      // Checked before the file is read, so that a folder or another file gets the
+      // expected-path message rather than a parse error.
+      train::locate_resume(config_path, flags, {});
     }
     file = load_config_file(config_path);
     file.erase("resume");
+    if (resume) {
+      // The run continues in the folder that holds the checkpoint, wherever it was
+      // started from and wherever the run folder was copied.
+      const auto where = train::locate_resume(config_path, flags, file);
+      resume_dir = where.checkpoint_dir;
+      resume_notice = where.notice;
+      train::check_checkpoint_dir(resume_dir);
+      file["output_dir"] = RawValue{where.run_dir, "the checkpoint's run folder"};
+    }
   }
 
   // --policy.path: the saved policy's config.json fills policy options not given otherwise,
@@ -173,6 +184,11 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
 
   Selection selection;
   selection.policy = given(flags, file, "policy.type", "mlp");
+  if (const auto path = given(flags, file, "policy.path", "");
+      !path.empty() && !registry.find("policy", selection.policy))
+    throw ConfigError("--policy.path=" + path + ": this checkpoint is a '" + selection.policy +
+                      "' policy, and no plugin of that name is loaded; load its plugin with "
+                      "--plugins=<its .so file> or --plugin_path=<the folder holding it>");
   selection.dataset = given(flags, file, "dataset.type", "synthetic");
   // A resumed run may use another number of processes: the checkpoint's mesh degrees
   // describe the old topology, so only degrees given now count.
@@ -228,6 +244,10 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
 
   Config config = resolve(schema, file, flags);
   set_info_ranks(runtime.rank, config.get_bool("log_all_ranks"));
+  if (!resume_notice.empty()) logger()->info("{}", resume_notice);
+  if (const auto job = config.get_string("job_name"); job.find('/') != std::string::npos || job.find("..") != std::string::npos)
+    throw ConfigError("--job_name=" + job + " names a folder path; the job name becomes part of the run "
+                      "folder's name: use one without '/' or '..' (choose the folder with --output_dir)");
   const auto accum = config.get_int("accelerator.gradient_accumulation.steps");
   train::check_deepspeed_batch(deepspeed, config.get_int("batch_size"), accum, runtime.world_size);
   if (!deepspeed.ignored.empty() && runtime.rank == 0) {
@@ -262,15 +282,8 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
 void write_error_file(const std::string& message) {
   const char* path = std::getenv("TORCHELASTIC_ERROR_FILE");
   if (!path || !*path) return;
-  std::string escaped;
-  for (unsigned char c : message) {
-    if (c == '"' || c == '\\') escaped += '\\', escaped += static_cast<char>(c);
-    else if (c == '\n') escaped += "\\n";
-    else if (c < 0x20) escaped += ' ';
-    else escaped += static_cast<char>(c);
-  }
   std::ofstream out(path, std::ios::trunc);
-  out << "{\"message\": {\"message\": \"" << escaped << "\", \"extraInfo\": {\"py_callstack\": \"\", "
+  out << "{\"message\": {\"message\": \"" << train::json_escape(message) << "\", \"extraInfo\": {\"py_callstack\": \"\", "
       << "\"timestamp\": \"" << std::time(nullptr) << "\"}}}\n";
 }
 

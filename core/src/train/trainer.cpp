@@ -16,6 +16,7 @@
 #include "shardkit/logging.hpp"
 #include "preemption.hpp"
 #include "rank_agreement.hpp"
+#include "wrap_check.hpp"
 
 namespace shardkit::train {
 namespace fs = std::filesystem;
@@ -59,6 +60,7 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
     config_.set("output_dir", output_dir_);
   }
   check_same_config(mesh_->world(), config_);
+  rank0_verdict(mesh_->world(), [this] { return run_lock_.acquire(output_dir_); });
   agree_on_output_dir(resume_dir);
 
   const auto threads = config_.get_int("num_threads");
@@ -73,6 +75,8 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   policy_->to(torch::Device(runtime_.device));
   backend_ = registry_.create_as<Backend>("backend", selection_.backend,
                                           context_for("backend", selection_.backend));
+  if (const auto problem = wrap_modules_problem(*policy_, selection_.policy); !problem.empty())
+    log->warn("{}", problem);
   backend_->setup(*policy_);
   checkpointer_ = std::make_unique<Checkpointer>(registry_, config_, runtime_, mesh_->world(),
                                                  selection_.checkpoint_format);
@@ -119,6 +123,7 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   log->info("Effective batch size: {} x {} dp workers x {} grad accum = {} (topology: {})",
             batch_size_, dp, accum_, batch_size_ * dp * accum_, mesh_->describe());
   log->info("output_dir: {}", output_dir_);
+  run_lock_.started();
 }
 
 PluginContext Trainer::context_for(const std::string& kind, const std::string& name) const {
@@ -177,6 +182,7 @@ void Trainer::agree_on_output_dir(std::string& resume_dir) {
 void Trainer::resume_from(const std::string& dir) {
   check_checkpoint_dir(dir);
   const auto record = read_training_step((fs::path(dir) / "training_state/training_step.json").string());
+  check_step_matches_folder(dir, record.step);
   if (record.step >= steps_)
     throw ConfigError("the checkpoint in " + dir + " is at step " + std::to_string(record.step) +
                       " and --steps=" + std::to_string(steps_) +
@@ -295,6 +301,9 @@ int Trainer::run() {
 
   double loss_sum = 0, update_s = 0, data_s = 0, grad_norm = 0, lr = scheduler_->lr(start_step_);
   std::int64_t since_log = 0;
+  std::map<std::string, double> policy_sums;  // PolicyOutput::metrics since the last log
+  double first_loss = 0;                       // the first logged loss, for the growth warning
+  bool loss_growth_warned = false;
   const auto start = Clock::now();
   auto last_log = start;
   log->info("training from step {} to {}", start_step_, steps_);
@@ -342,6 +351,7 @@ int Trainer::run() {
       loss_sum += loss;
     else if (update)
       loss_sum += step_mean * static_cast<double>(accum_);
+    for (const auto& [name, value] : output.metrics) policy_sums[name] += value;
     ++since_log;
 
     const auto done = step + 1;
@@ -362,7 +372,15 @@ int Trainer::run() {
       r.update_s = update_s / static_cast<double>(since_log);
       r.dataloading_s = data_s / static_cast<double>(since_log);
       r.elapsed_s = seconds(now - start);
+      for (const auto& [name, sum] : policy_sums) r.policy[name] = sum / static_cast<double>(since_log);
+      policy_sums.clear();
       reduce_metrics(mesh_->world(), r);
+      if (first_loss == 0) first_loss = r.loss;
+      if (!loss_growth_warned && r.loss > 100 * first_loss) {
+        log->warn("the loss grew from {:.4g} to {:.4g} (x{:.0f}) by step {} at lr {:.3e}; training may be "
+                  "diverging: consider a lower --optimizer.lr", first_loss, r.loss, r.loss / first_loss, done, lr);
+        loss_growth_warned = true;
+      }
       if (runtime_.is_main()) metrics_->append(r);
       log->info("{}", MetricsLog::progress_line(r));
       loss_sum = update_s = data_s = 0;

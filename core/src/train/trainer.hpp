@@ -9,6 +9,7 @@
 #include "checkpointer.hpp"
 #include "data_loader.hpp"
 #include "metrics_log.hpp"
+#include "run_lock.hpp"
 #include "shardkit/backend.hpp"
 #include "shardkit/comm.hpp"
 #include "shardkit/config.hpp"
@@ -56,6 +57,7 @@ class Trainer {
   int stop_requested();
   TrainingStep training_step_record(std::int64_t step) const;
 
+  RunLock run_lock_;  ///< first member: released (and a failed start cleaned up) last
   Config config_;
   const Registry& registry_;
   Runtime runtime_;

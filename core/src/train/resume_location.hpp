@@ -1,0 +1,24 @@
+// Where a resumed run continues: the run folder that holds the checkpoint being resumed.
+#pragma once
+
+#include <string>
+
+#include "shardkit/config.hpp"
+
+namespace shardkit::train {
+
+/// The run folder of a resume and what the user should be told about it.
+struct ResumeLocation {
+  std::string run_dir;         ///< <config_path>/../../.., as the path was given
+  std::string checkpoint_dir;  ///< <config_path>/../..
+  std::string notice;          ///< non-empty when the saved output_dir named another folder
+};
+
+/// Checks that `config_path` is <run>/checkpoints/<step>/pretrained_model/train_config.json
+/// and returns its run folder. An --output_dir flag naming another folder is a ConfigError;
+/// a saved output_dir (from the checkpoint's train_config.json) naming another one is
+/// replaced, with a notice.
+ResumeLocation locate_resume(const std::string& config_path, const RawConfig& flags,
+                             const RawConfig& file);
+
+}  // namespace shardkit::train

@@ -1,0 +1,70 @@
+// Checks that catch mistakes early: job names that are paths, inconsistent checkpoints, a diverging loss.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "../distributed/launch.hpp"
+
+using namespace shardkit::test;
+namespace fs = std::filesystem;
+
+TEST_CASE("--job_name with / or .. is refused") {
+  TempDir dir("sk-job-name");
+  for (const auto* job : {"a/b", "..", "x..y"}) {
+    const auto r = run_program("shardkit-train", tiny_run(dir / "run", {"--steps=2", std::string("--job_name=") + job}));
+    INFO(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.output, std::string("--job_name=") + job + " names a folder path"));
+  }
+  CHECK_FALSE(fs::exists(dir / "run"));
+}
+
+TEST_CASE("a training_step.json whose step disagrees with its folder is an inconsistent checkpoint") {
+  TempDir dir("sk-inconsistent");
+  const auto first = run_program("shardkit-train", tiny_run(dir / "run", {"--steps=10", "--save_freq=5"}));
+  INFO(first.output);
+  REQUIRE(first.exit_code == 0);
+  // Checkpoint 000005 gets the record of checkpoint 000010 (a hand-made mix-up).
+  fs::copy_file(dir / "run/checkpoints/000010/training_state/training_step.json",
+                dir / "run/checkpoints/000005/training_state/training_step.json",
+                fs::copy_options::overwrite_existing);
+  const auto r = run_program("shardkit-train", {"--resume=true", "--steps=20",
+      "--config_path=" + (dir / "run/checkpoints/000005/pretrained_model/train_config.json")});
+  INFO(r.output);
+  CHECK(r.exit_code != 0);
+  CHECK(contains(r.output, "inconsistent checkpoint"));
+  CHECK(contains(r.output, "its folder is step 000005 but training_state/training_step.json records step 10"));
+}
+
+TEST_CASE("a loss that grows by orders of magnitude is warned about with the lr") {
+  TempDir dir("sk-loss-growth");
+  const auto r = run_program("shardkit-train", tiny_run(dir / "run", {"--steps=30", "--optimizer.lr=3",
+                                                                       "--scheduler.type=constant"}));
+  INFO(r.output);
+  CHECK(contains(r.output, "training may be diverging"));
+  CHECK(contains(r.output, "at lr 3.000e+00"));
+  // An ordinary run is not warned about.
+  const auto calm = run_program("shardkit-train", tiny_run(dir / "calm", {"--steps=30"}));
+  INFO(calm.output);
+  REQUIRE(calm.exit_code == 0);
+  CHECK_FALSE(contains(calm.output, "diverging"));
+}
+
+TEST_CASE("--policy.path to a checkpoint of a policy whose plugin is not loaded names the plugin to load") {
+  TempDir dir("sk-policy-type");
+  const auto first = run_program("shardkit-train", tiny_run(dir / "run", {"--steps=5", "--save_freq=5"}));
+  INFO(first.output);
+  REQUIRE(first.exit_code == 0);
+  fs::copy(dir / "run/checkpoints/000005/pretrained_model", dir / "model");
+  auto config = slurp(dir / "model/config.json");
+  const auto at = config.find("\"mlp\"");
+  REQUIRE(at != std::string::npos);  // config.json records the policy type
+  config.replace(at, 5, "\"gripper_net\"");
+  std::ofstream(dir / "model/config.json") << config;
+  const auto r = run_program("shardkit-train", tiny_run(dir / "tuned", {"--steps=5", "--policy.path=" + (dir / "model")}));
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "this checkpoint is a 'gripper_net' policy"));
+  CHECK(contains(r.output, "load its plugin with --plugins="));
+}
