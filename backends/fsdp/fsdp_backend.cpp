@@ -25,11 +25,7 @@ shardkit::ShardingOptions options_from(const shardkit::PluginContext& ctx) {
   fields.reduce_dtype = ctx.options.get_string("mixed_precision_policy.reduce_dtype");
   fields.output_dtype = ctx.options.get_string("mixed_precision_policy.output_dtype");
   fields.cast_forward_inputs = ctx.options.get_bool("mixed_precision_policy.cast_forward_inputs");
-  const auto* config = ctx.full_config;
-  o.precision = shardkit::resolve_precision(
-      config != nullptr && config->has("accelerator.mixed_precision") ? config->get_string("accelerator.mixed_precision")
-                                                                       : "no",
-      fields);
+  o.precision = shardkit::precision_of(ctx, fields);
   if (ctx.options.get_bool("cpu_offload") && ctx.logger) {
     const bool cuda = ctx.runtime != nullptr && ctx.runtime->device.rfind("cuda", 0) == 0;
     if (cuda)

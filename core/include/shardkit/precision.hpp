@@ -41,9 +41,10 @@ struct PrecisionFields {
 /// Throws ConfigError naming the flag and the fix.
 PrecisionPolicy resolve_precision(const std::string& mode, const PrecisionFields& fields = {});
 
-/// The run's --accelerator.mixed_precision mode as a policy (no FSDP fields): what ddp, single
-/// and zero use. "no" when the context carries no configuration.
-PrecisionPolicy precision_of(const PluginContext& ctx);
+/// The run's --accelerator.mixed_precision mode resolved with `fields` (none: what ddp, single
+/// and zero use; fsdp passes its policy fields). Mode "no" when the context carries no
+/// configuration.
+PrecisionPolicy precision_of(const PluginContext& ctx, const PrecisionFields& fields = {});
 
 /// Runs LibTorch's autocast at `policy.param_dtype` on `device` for its lifetime (nothing when
 /// the policy is not active): mixed precision for backends that keep fp32 parameters.

@@ -61,10 +61,10 @@ PrecisionPolicy resolve_precision(const std::string& mode, const PrecisionFields
   return p;
 }
 
-PrecisionPolicy precision_of(const PluginContext& ctx) {
+PrecisionPolicy precision_of(const PluginContext& ctx, const PrecisionFields& fields) {
   const auto* config = ctx.full_config;
-  if (config == nullptr || !config->has("accelerator.mixed_precision")) return {};
-  return resolve_precision(config->get_string("accelerator.mixed_precision"));
+  const bool given = config != nullptr && config->has("accelerator.mixed_precision");
+  return resolve_precision(given ? config->get_string("accelerator.mixed_precision") : "no", fields);
 }
 
 AutocastGuard::AutocastGuard(const PrecisionPolicy& policy, torch::Device device) {

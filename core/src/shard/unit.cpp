@@ -134,20 +134,23 @@ void Unit::copy_out(const torch::Tensor& gathered, const torch::Tensor& whole) c
   }
 }
 
-void Unit::unshard() {
-  if (gathered_) return;
+torch::Tensor Unit::finish_gather() {
   start_gather();
   auto work = std::move(gather_work_);
   work->wait();
   gather_input_ = torch::Tensor();
-  torch::NoGradGuard no_grad;
-  if (style_ == ShardStyle::Flat) {
-    whole_ = gathered_buffer_;
-  } else {
-    whole_ = torch::empty({total_}, gathered_buffer_.options());
-    copy_out(gathered_buffer_, whole_);
-  }
+  auto gathered = std::move(gathered_buffer_);
   gathered_buffer_ = torch::Tensor();
+  if (style_ == ShardStyle::Flat) return gathered;  // the parameters lie end to end already
+  torch::NoGradGuard no_grad;
+  auto whole = torch::empty({total_}, gathered.options());
+  copy_out(gathered, whole);
+  return whole;
+}
+
+void Unit::unshard() {
+  if (gathered_) return;
+  whole_ = finish_gather();
   if (!persistent_)
     for (auto& p : params_) point_storage(p.full, whole_, p.flat_offset);
   gathered_ = true;
@@ -223,18 +226,9 @@ void Unit::finish_reduce(CommGroup* replicas) {
 }
 
 void Unit::refresh_whole() {
-  start_gather();
-  auto work = std::move(gather_work_);
-  work->wait();
-  gather_input_ = torch::Tensor();
+  const auto whole = finish_gather();
   torch::NoGradGuard no_grad;
-  auto whole = gathered_buffer_;
-  if (style_ == ShardStyle::Rows) {
-    whole = torch::empty({total_}, gathered_buffer_.options());
-    copy_out(gathered_buffer_, whole);
-  }
   for (auto& p : params_) p.full.detach().view({-1}).copy_(whole.narrow(0, p.flat_offset, p.numel));
-  gathered_buffer_ = torch::Tensor();
 }
 
 }  // namespace shardkit::shard

@@ -81,6 +81,8 @@ class Unit {
  private:
   void lay_out(ShardStyle style);
   void copy_out(const torch::Tensor& gathered, const torch::Tensor& whole) const;
+  /// Finishes (or runs) the gather and returns the whole parameters, flat, in their order.
+  torch::Tensor finish_gather();
   void copy_in(const torch::Tensor& whole_grads_flat_input) const;
 
   std::string name_;

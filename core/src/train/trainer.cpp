@@ -259,12 +259,16 @@ TrainingStep Trainer::training_step_record(std::int64_t step) const {
   return r;
 }
 
-bool Trainer::unscaled_gradients_finite(std::int64_t step) {
-  if (!scaler_) return true;
+std::vector<torch::Tensor> Trainer::gradients() const {
   std::vector<torch::Tensor> grads;
   for (const auto& p : backend_->parameters()) grads.push_back(p.param.grad());
+  return grads;
+}
+
+bool Trainer::unscaled_gradients_finite(std::int64_t step) {
+  if (!scaler_) return true;
   const double scale = scaler_->scale();
-  const bool finite = scaler_->unscale(grads, mesh_->world());
+  const bool finite = scaler_->unscale(gradients(), mesh_->world());
   scaler_->update(!finite);
   if (!finite)
     logger()->warn("fp16: gradients overflowed at step {} with loss scale {}: update skipped, loss scale now {} "
@@ -329,11 +333,7 @@ int Trainer::run() {
     double step_mean = loss;
     if (update) {
       lr = scheduler_->lr(step);
-      if (step_loss_.summed()) {
-        std::vector<torch::Tensor> grads;
-        for (const auto& p : backend_->parameters()) grads.push_back(p.param.grad());
-        step_mean = step_loss_.finish_step(grads, mesh_->dp_group());
-      }
+      if (step_loss_.summed()) step_mean = step_loss_.finish_step(gradients(), mesh_->dp_group());
       if (unscaled_gradients_finite(step)) {
         grad_norm = backend_->clip_grad_norm(max_norm);
         optimizer_->step(lr);

@@ -49,6 +49,8 @@ class Trainer {
   /// Fills the model (and optimizer) state in place from checkpoint folder `dir`, saved in
   /// `format` (Checkpointer::format_of(dir)).
   void load_state(const std::string& dir, CheckpointFormat& format, bool with_optimizer);
+  /// The gradients of what the optimizer steps (after synchronisation: shards or whole).
+  std::vector<torch::Tensor> gradients() const;
   /// fp16: unscales the gradients; false (update skipped, scale lowered) when any rank overflowed.
   bool unscaled_gradients_finite(std::int64_t step);
   void save_checkpoint(std::int64_t step);

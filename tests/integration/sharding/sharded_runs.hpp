@@ -24,20 +24,24 @@ inline double worst_relative(const std::vector<double>& a, const std::vector<dou
   return worst;
 }
 
+/// The run trained: its last five losses average well below its first five.
+inline void require_trained(const std::vector<double>& got) {
+  REQUIRE(got.size() >= 10);
+  const auto mean = [&](std::size_t from) {
+    double sum = 0;
+    for (std::size_t i = from; i < from + 5; ++i) sum += got[i];
+    return sum / 5;
+  };
+  CHECK(mean(got.size() - 5) < 0.8 * mean(0));
+}
+
 inline void require_same_curve(const std::vector<double>& got, const std::vector<double>& want) {
   REQUIRE(got.size() == want.size());
   REQUIRE_FALSE(got.empty());
   const auto worst = worst_relative(got, want);
   INFO("worst relative loss difference " << worst);
   CHECK(worst <= kShardedRelTol);
-  // And it trained: the last five losses average well below the first five.
-  const auto mean = [&](std::size_t from) {
-    double sum = 0;
-    for (std::size_t i = from; i < from + 5 && i < got.size(); ++i) sum += got[i];
-    return sum / 5;
-  };
-  REQUIRE(got.size() >= 10);
-  CHECK(mean(got.size() - 5) < 0.8 * mean(0));
+  require_trained(got);
 }
 
 /// `nproc` processes of tiny_run(out, common + extra), checked to exit 0; returns the output.
