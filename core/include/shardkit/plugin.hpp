@@ -45,7 +45,8 @@ namespace shardkit {
 /// Version of the plugin ABI: the descriptor layout and the SDK interfaces. Bumped on
 /// every incompatible change; the loader refuses plugins with another value.
 inline constexpr std::uint32_t kPluginAbiVersion = 4;  // 4: ShardedState::objects, Replicas,
-                                                       // capabilities, backend micro-steps
+                                                       // capabilities, backend micro-steps,
+                                                       // delta indices (policy, dataset)
 
 /// Name of the one symbol a plugin library exports.
 inline constexpr const char* kPluginEntrySymbol = "shardkit_plugin_entry";
