@@ -43,6 +43,11 @@ VideoReader::VideoReader(const std::string& path) : path_(path), packet_(av_pack
 
 VideoReader::~VideoReader() { avformat_close_input(&format_); }
 
+FormatError VideoReader::decode_error(int code) const {
+  return FormatError("cannot decode " + path_ + " (" + av_error_text(code) +
+                     "; truncated or corrupt? re-download the dataset)");
+}
+
 void VideoReader::seek(double time) {
   ++seeks_;
   const auto target = static_cast<std::int64_t>(std::floor(time / time_base_));
@@ -62,7 +67,7 @@ bool VideoReader::decode_next() {
       return true;
     }
     if (rc == AVERROR_EOF) return false;
-    if (rc != AVERROR(EAGAIN)) throw FormatError("cannot decode " + path_ + " (" + av_error_text(rc) + ")");
+    if (rc != AVERROR(EAGAIN)) throw decode_error(rc);
     if (input_done_) return false;
     rc = av_read_frame(format_, packet_.get());
     if (rc == AVERROR_EOF) {
@@ -74,7 +79,7 @@ bool VideoReader::decode_next() {
     if (packet_->stream_index == stream_) rc = avcodec_send_packet(codec_.get(), packet_.get());
     av_packet_unref(packet_.get());
     if (rc < 0 && rc != AVERROR(EAGAIN))
-      throw FormatError("cannot decode " + path_ + " (" + av_error_text(rc) + "; corrupt?)");
+      throw decode_error(rc);
   }
 }
 

@@ -8,6 +8,8 @@
 
 #include <ATen/ATen.h>
 
+#include <shardkit/error.hpp>
+
 #include "av_frame.hpp"
 
 namespace shardkit::lerobot {
@@ -36,6 +38,7 @@ class VideoReader {
  private:
   void seek(double time);
   bool decode_next();
+  FormatError decode_error(int code) const;
   std::string path_;
   AVFormatContext* format_ = nullptr;
   CodecPtr codec_;
