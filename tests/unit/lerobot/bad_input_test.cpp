@@ -35,6 +35,12 @@ void rewrite_episodes(const std::string& root, const std::string& change) {
   INFO(result.output);
   REQUIRE(result.exit_code == 0);
 }
+
+/// Moves each episode's start in the mp4 (from_timestamp) by `shifts` seconds, e.g. "[0.0, 0.0, 1.0]".
+void shift_video_starts(const std::string& root, const std::string& shifts) {
+  rewrite_episodes(root, "c = 'videos/observation.images.top/from_timestamp'\n"
+                         "t = t.set_column(t.schema.get_field_index(c), c, pc.add(t[c], pa.array(" + shifts + ")))");
+}
 }  // namespace
 
 TEST_CASE("a folder without meta/info.json is not a LeRobot dataset", "[lerobot][bad]") {
@@ -94,8 +100,7 @@ TEST_CASE("a video shorter than its episodes say names the file, episode and fra
   TempDir dir("sk-lerobot-bad");
   const auto root = copy_tiny("video", dir);
   // Episode 2 said to start 1 s later in the mp4: its last second is past the end of the file.
-  rewrite_episodes(root, "c = 'videos/observation.images.top/from_timestamp'\n"
-                         "t = t.set_column(t.schema.get_field_index(c), c, pc.add(t[c], pa.array([0.0, 0.0, 1.0])))");
+  shift_video_starts(root, "[0.0, 0.0, 1.0]");
   CHECK_THAT(read_all_error(root), Contains(root + "/" + kVideo) && Contains("episode 2, frame 30") &&
                                        Contains("shorter than the episodes table says"));
 }
@@ -104,8 +109,7 @@ TEST_CASE("a video frame off the expected time by more than tolerance_s is an er
           "[lerobot][bad]") {
   TempDir dir("sk-lerobot-bad");
   const auto root = copy_tiny("video", dir);
-  rewrite_episodes(root, "c = 'videos/observation.images.top/from_timestamp'\n"
-                         "t = t.set_column(t.schema.get_field_index(c), c, pc.add(t[c], pa.array([0.0, 0.05, 0.0])))");
+  shift_video_starts(root, "[0.0, 0.05, 0.0]");  // half a frame at 10 fps
   CHECK_THAT(read_all_error(root), Contains(root + "/" + kVideo) && Contains("episode 1, frame 0") &&
                                        Contains("no frame within"));
 }
