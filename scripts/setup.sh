@@ -11,12 +11,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${1:-build}
 TORCH_PIN=2.15.0
-# The Python peers: PyTorch's DDP/DCP/torchrun come with torch; the rest by name.
-PYTHON_PEERS=(safetensors numpy)
+# The Python peers: PyTorch's DDP/DCP/torchrun come with torch; the rest by name. pyarrow also
+# brings the Arrow/Parquet C++ SDK the lerobot dataset plugin links (Debian 12 packages none); its
+# library names carry the major version (libarrow.so.2600), so it is pinned.
+PYARROW_PIN=26.0.1
+PYTHON_PEERS=(safetensors numpy "pyarrow==$PYARROW_PIN")
 
 DEBIAN_PACKAGES=(cmake ninja-build g++ ccache pkg-config libgloo-dev libboost1.81-dev
   libboost-json1.81-dev libtomlplusplus-dev libspdlog-dev catch2 python3 python3-venv
-  python3-pip iproute2)
+  python3-pip iproute2
+  libavformat-dev libavcodec-dev libavutil-dev libswscale-dev)  # FFmpeg: LeRobot videos and images
 missing=()
 for p in "${DEBIAN_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -50,7 +54,7 @@ if [ "${found%%+*}" != "$TORCH_PIN" ]; then
     exit 1
   fi
 fi
-if ! "$PY" -c 'import safetensors, numpy' 2>/dev/null; then
+if ! "$PY" -c "import safetensors, numpy, pyarrow; assert pyarrow.__version__ == '$PYARROW_PIN'" 2>/dev/null; then
   echo "[setup] installing the Python peers into $VENV: ${PYTHON_PEERS[*]}"
   "$PY" -m pip install -q "${PYTHON_PEERS[@]}"
 fi

@@ -44,7 +44,8 @@ namespace shardkit {
 
 /// Version of the plugin ABI: the descriptor layout and the SDK interfaces. Bumped on
 /// every incompatible change; the loader refuses plugins with another value.
-inline constexpr std::uint32_t kPluginAbiVersion = 5;  // 5: PolicyOutput::normalizer, sharding
+inline constexpr std::uint32_t kPluginAbiVersion = 6;  // 6: delta indices (policy, dataset);
+                                                       // 5: PolicyOutput::normalizer, sharding
                                                        // engine, precision; 4: Replicas, capabilities
 
 /// Name of the one symbol a plugin library exports.

@@ -18,6 +18,13 @@ using Batch = std::map<std::string, torch::Tensor>;
 /// Shapes of a dataset's features, without the batch dimension.
 using FeatureShapes = std::map<std::string, std::vector<std::int64_t>>;  // as in PluginContext
 
+/// Frames a policy reads relative to the current one, per feature: {"action": {0, 1, ..., 99}}
+/// (ACT's chunk), {"observation.state": {-1, 0}} (one past state). As LeRobot's
+/// `*_delta_indices`: a dataset returns such a feature stacked along a new first dimension,
+/// plus a bool `<feature>_is_pad` saying which frames fell outside the episode (clamped to its
+/// first or last frame).
+using DeltaIndices = std::map<std::string, std::vector<std::int64_t>>;
+
 /// What a training forward returns.
 struct PolicyOutput {
   /// `return {loss, {}};` for a mean loss, `return {sum, {}, count};` for a summed one.
@@ -46,6 +53,9 @@ class Policy : public Plugin, public torch::nn::Module {
   virtual torch::Tensor select_action(const Batch& batch) = 0;
   /// Class names (Module::name()) of the repeated blocks that become wrap units.
   virtual std::vector<std::string> wrap_modules() const = 0;
+  /// Frames relative to the current one that forward() needs (default: none, every feature
+  /// of the current frame only). Asked once, after construction, before the first batch.
+  virtual DeltaIndices delta_indices() const;
 };
 
 /// Number of values in one sample of dataset feature `feature` (the product of its shape),

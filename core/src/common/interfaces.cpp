@@ -12,13 +12,27 @@ Dataset::~Dataset() = default;
 Backend::~Backend() = default;
 CheckpointFormat::~CheckpointFormat() = default;
 
+DeltaIndices Policy::delta_indices() const { return {}; }
+
+void Dataset::set_delta_indices(const DeltaIndices& deltas) {
+  if (deltas.empty()) return;
+  throw ConfigError("the policy reads feature '" + deltas.begin()->first +
+                    "' at other frames than the current one, and this dataset has no frames in time; "
+                    "train it on a --dataset.type that has (lerobot)");
+}
+
 std::int64_t feature_numel(const PluginContext& ctx, const std::string& feature,
                            const std::string& policy) {
   const auto it = ctx.features.find(feature);
-  if (it == ctx.features.end())
-    throw ConfigError("policy '" + policy + "' needs a dataset feature '" + feature +
-                      "', which the selected dataset does not provide; pick a --dataset.type "
-                      "that has it");
+  if (it == ctx.features.end()) {
+    std::string dataset = "the selected dataset", have;
+    if (ctx.full_config && ctx.full_config->has("dataset.type"))
+      dataset = "--dataset.type=" + ctx.full_config->get_string("dataset.type");
+    for (const auto& [name, shape] : ctx.features) have += (have.empty() ? "" : ", ") + name;
+    throw ConfigError("policy '" + policy + "' needs a dataset feature '" + feature + "', which " + dataset +
+                      " does not provide (it has: " + (have.empty() ? "nothing" : have) +
+                      "); pick a dataset that has it");
+  }
   std::int64_t n = 1;
   for (const auto d : it->second) n *= d;
   return n;

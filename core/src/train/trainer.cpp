@@ -72,6 +72,11 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   auto policy_context = context_for("policy", selection_.policy);
   policy_context.features = dataset_->features();
   policy_ = registry_.create_as<Policy>("policy", selection_.policy, policy_context);
+  try {
+    dataset_->set_delta_indices(policy_->delta_indices());
+  } catch (const ConfigError& e) {
+    throw ConfigError("policy '" + selection_.policy + "' on dataset '" + selection_.dataset + "': " + e.what());
+  }
   policy_->to(torch::Device(runtime_.device));
   backend_ = registry_.create_as<Backend>("backend", selection_.backend,
                                           context_for("backend", selection_.backend));

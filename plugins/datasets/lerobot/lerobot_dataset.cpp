@@ -1,0 +1,139 @@
+// LeRobotDataset.__getitem__ in C++: columns from parquet, cameras decoded, delta frames with _is_pad.
+#include "lerobot_dataset.hpp"
+
+#include <exception>
+#include <thread>
+
+#include <shardkit/error.hpp>
+
+#include "dataset_location.hpp"
+#include "delta_indices.hpp"
+#include "png_decoder.hpp"
+#include "task_table.hpp"
+
+namespace shardkit::lerobot {
+
+LeRobotDataset::LeRobotDataset(const LeRobotOptions& options) : options_(options) {
+  const auto root = locate_dataset(options.repo_id, options.root);
+  info_ = read_dataset_info(root);
+  tasks_ = read_tasks(root);
+  all_episodes_ = read_episodes(info_);
+  selected_ = select_episodes(options.episodes, all_episodes_, root);
+  frames_ = std::make_unique<FrameTable>(info_, all_episodes_, selected_);
+}
+
+FeatureShapes LeRobotDataset::features() const {
+  FeatureShapes shapes;
+  for (const auto& f : info_.features) shapes[f.name] = f.sample_shape();
+  return shapes;
+}
+
+void LeRobotDataset::set_delta_indices(const DeltaIndices& deltas) {
+  for (const auto& [name, offsets] : deltas) {
+    if (!info_.find(name)) {
+      std::string have;
+      for (const auto& f : info_.features) have += (have.empty() ? "" : ", ") + f.name;
+      throw ConfigError("the policy needs feature '" + name + "', which the LeRobot dataset in " + info_.root +
+                        " lacks (it has: " + have + "); train on a dataset recorded with it");
+    }
+    if (offsets.empty()) throw ConfigError("the delta indices of feature '" + name + "' are an empty list");
+  }
+  deltas_ = deltas;
+}
+
+std::vector<at::Tensor> LeRobotDataset::camera_frames(const Feature& camera, const Episode& episode,
+                                                      const std::vector<std::int64_t>& rows) const {
+  const auto shape = camera.sample_shape();
+  const auto frame_index = frames_->column("frame_index");
+  std::vector<at::Tensor> out;
+  if (camera.storage == Storage::Image) {
+    for (const auto row : rows)
+      out.push_back(to_chw_float(decode_image(
+          frames_->image_bytes(camera.name, row), shape[1], shape[2],
+          "the image of camera '" + camera.name + "' in episode " + std::to_string(episode.index) + ", frame " +
+              std::to_string(frame_index[row].item<std::int64_t>()) + " (" +
+              info_.data_file(episode.data_chunk, episode.data_file) + ")")));
+    return out;
+  }
+  const auto span_it = episode.videos.find(camera.name);
+  if (span_it == episode.videos.end())
+    throw FormatError("the episodes table of " + info_.root + " gives no video file for camera '" + camera.name +
+                      "' in episode " + std::to_string(episode.index));
+  const auto& span = span_it->second;
+  const auto path = info_.video_file(camera.name, span.chunk, span.file);
+  const auto timestamps = frames_->column("timestamp");
+  auto reader = videos_.take(path);
+  for (const auto row : rows) {
+    // LeRobot adds the row's float32 timestamp, widened, to the episode's float64 start in the file.
+    const double time = span.from_timestamp + static_cast<double>(timestamps[row].item<float>());
+    out.push_back(to_chw_float(reader->frame_at(
+        time, options_.tolerance_s, shape[1], shape[2],
+        "episode " + std::to_string(episode.index) + ", frame " +
+            std::to_string(frame_index[row].item<std::int64_t>()) + " of camera '" + camera.name + "'")));
+  }
+  videos_.give_back(path, std::move(reader));
+  return out;
+}
+
+Batch LeRobotDataset::get_item(std::int64_t row) const {
+  Batch item;
+  for (const auto& [name, column] : frames_->columns()) item[name] = column[row];
+  const auto index = item.at("index").item<std::int64_t>();
+  const auto& episode = all_episodes_.at(item.at("episode_index").item<std::int64_t>());
+  for (const auto& f : info_.features) {
+    const auto delta = deltas_.find(f.name);
+    if (delta == deltas_.end()) {
+      if (f.storage != Storage::Column) item[f.name] = camera_frames(f, episode, {row})[0];
+      continue;
+    }
+    const auto query = query_frames(index, delta->second, episode.from_index, episode.to_index);
+    std::vector<std::int64_t> rows;
+    for (const auto i : query.indices) rows.push_back(frames_->row_of(i));
+    if (f.storage == Storage::Column) {
+      item[f.name] = frames_->column(f.name).index_select(0, at::tensor(rows, at::kLong));
+    } else {
+      auto stacked = at::stack(camera_frames(f, episode, rows));
+      // LeRobot squeezes a single video frame (decode_video_frames(...).squeeze(0)), not images.
+      item[f.name] = f.storage == Storage::Video ? stacked.squeeze(0) : stacked;
+    }
+    auto pad = at::empty({static_cast<std::int64_t>(query.is_pad.size())}, at::kBool);
+    for (std::size_t k = 0; k < query.is_pad.size(); ++k) pad[static_cast<std::int64_t>(k)] = query.is_pad[k];
+    item[f.name + "_is_pad"] = pad;
+  }
+  return item;
+}
+
+Batch LeRobotDataset::get_batch(const std::vector<std::int64_t>& indices) const {
+  for (const auto i : indices)
+    if (i < 0 || i >= size())
+      throw RuntimeError("lerobot dataset: index " + std::to_string(i) + " outside [0, " + std::to_string(size()) + ")");
+  std::vector<Batch> items(indices.size());
+  const auto n = static_cast<std::int64_t>(indices.size());
+  const auto threads = std::min<std::int64_t>(options_.num_workers, n);
+  if (threads <= 1) {
+    for (std::int64_t k = 0; k < n; ++k) items[k] = get_item(indices[k]);
+  } else {
+    std::vector<std::exception_ptr> errors(static_cast<std::size_t>(threads));
+    std::vector<std::thread> workers;
+    for (std::int64_t t = 0; t < threads; ++t)
+      workers.emplace_back([&, t] {
+        try {
+          for (auto k = t; k < n; k += threads) items[k] = get_item(indices[k]);
+        } catch (...) {
+          errors[t] = std::current_exception();
+        }
+      });
+    for (auto& w : workers) w.join();
+    for (const auto& e : errors)
+      if (e) std::rethrow_exception(e);
+  }
+  Batch batch;
+  for (const auto& [name, first] : items.front()) {
+    std::vector<at::Tensor> parts;
+    for (const auto& item : items) parts.push_back(item.at(name));
+    batch[name] = at::stack(parts);
+  }
+  return batch;
+}
+
+}  // namespace shardkit::lerobot
