@@ -19,7 +19,7 @@ PYTHON_PEERS=(safetensors numpy "pyarrow==$PYARROW_PIN")
 
 DEBIAN_PACKAGES=(cmake ninja-build g++ ccache pkg-config libgloo-dev libboost1.81-dev
   libboost-json1.81-dev libtomlplusplus-dev libspdlog-dev catch2 python3 python3-venv
-  python3-pip iproute2
+  python3-pip iproute2 libxxhash-dev
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev)  # FFmpeg: LeRobot videos and images
 missing=()
 for p in "${DEBIAN_PACKAGES[@]}"; do

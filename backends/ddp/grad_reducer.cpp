@@ -6,6 +6,7 @@
 
 #include <shardkit/buckets.hpp>
 #include <shardkit/error.hpp>
+#include <shardkit/ledger.hpp>
 
 namespace shardkit::ddp {
 
@@ -115,6 +116,7 @@ void GradReducer::launch(Bucket& bucket) {
     else
       slot.zero_();
   }
+  CollectiveScope scope("ddp, bucket " + std::to_string(&bucket - buckets_.data()));
   bucket.work = group_.all_reduce(bucket.flat, ReduceOp::Sum, /*async=*/true);
 }
 
@@ -150,6 +152,7 @@ void GradReducer::finish() {
       auto* data = counts.data_ptr<float>();
       for (std::size_t i = 0; i < params_.size(); ++i) data[i] = used_[i] ? 1.0f : 0.0f;
       counts = counts.to(params_.front().param.device());
+      CollectiveScope scope("ddp, unused parameters");
       group_.all_reduce(counts, ReduceOp::Sum)->wait();
       counts = counts.cpu();
       for (std::size_t i = 0; i < params_.size(); ++i)

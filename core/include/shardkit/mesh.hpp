@@ -1,6 +1,7 @@
 // The data-parallel device mesh: dp_replicate x dp_shard ranks, shard dimension innermost.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -31,6 +32,9 @@ class DeviceMesh {
   /// The mesh as rank 0 of `shape` sees it, with planning groups (make_planning_group): for
   /// computing layouts and memory plans in one process.
   static DeviceMesh planning(MeshShape shape);
+  /// Replaces every group by `wrap(group)` (a group shared by two dimensions stays shared),
+  /// e.g. to record their collectives.
+  void wrap_groups(const std::function<std::shared_ptr<CommGroup>(std::shared_ptr<CommGroup>)>& wrap);
 
   const MeshShape& shape() const { return shape_; }
   int rank() const { return rank_; }

@@ -75,6 +75,13 @@ DeviceMesh DeviceMesh::planning(MeshShape shape) {
   return mesh;
 }
 
+void DeviceMesh::wrap_groups(const std::function<std::shared_ptr<CommGroup>(std::shared_ptr<CommGroup>)>& wrap) {
+  const auto world = wrap(world_);
+  shard_ = shard_ == world_ ? world : wrap(shard_);
+  replicate_ = replicate_ == world_ ? world : wrap(replicate_);
+  world_ = world;
+}
+
 std::string DeviceMesh::describe() const {
   return "dp_replicate=" + std::to_string(shape_.dp_replicate) +
          ", dp_shard=" + std::to_string(shape_.dp_shard);

@@ -5,6 +5,7 @@
 
 #include "shardkit/broadcast.hpp"
 #include "shardkit/error.hpp"
+#include "shardkit/ledger.hpp"
 #include "shardkit/optim/grad_clip.hpp"
 #include "shardkit/runtime.hpp"
 
@@ -72,6 +73,7 @@ void ShardedBackend::Engine::setup(Policy& policy) {
     const auto& precision = options_.precision;
     auto unit = std::make_unique<shard::Unit>(spec.name, std::move(spec.params), options_.style, *shard_,
                                               !options_.shard_parameters, precision.param_dtype, precision.reduce_dtype);
+    unit->set_ledger_label(options_.backend + (options_.shard_parameters ? ", unit " : ", bucket ") + spec.name);
     if (spec.block != nullptr) unit_of_block_[spec.block] = units_.size();
     is_root_.push_back(spec.block == nullptr && options_.shard_parameters);
     int trainable = 0;
@@ -224,6 +226,7 @@ void ShardedBackend::Engine::finish_gradients() {
   std::vector<torch::Tensor> flat_parts;
   for (const auto& g : grads) flat_parts.push_back(g.reshape({-1}));
   auto flat = torch::cat(flat_parts);
+  CollectiveScope scope(options_.backend + ", whole parameters");
   world_->all_reduce(flat, ReduceOp::Avg);
   std::int64_t offset = 0;
   for (auto& g : grads) {
@@ -240,7 +243,10 @@ double ShardedBackend::Engine::clip_grad_norm(double max_norm) {
   for (const auto& [names, p] : whole_)
     if (p.requires_grad()) whole.push_back(p.grad());
   auto sum = torch::full({1}, local_grad_sq_norm(sharded), torch::kFloat64);
-  shard_->all_reduce(sum, ReduceOp::Sum);
+  {
+    CollectiveScope scope(options_.backend + ", gradient norm");
+    shard_->all_reduce(sum, ReduceOp::Sum);
+  }
   const double total_sq = sum.item<double>() + local_grad_sq_norm(whole);
   std::vector<torch::Tensor> all = sharded;
   all.insert(all.end(), whole.begin(), whole.end());

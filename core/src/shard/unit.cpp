@@ -5,6 +5,7 @@
 
 #include "param_storage.hpp"
 #include "shardkit/error.hpp"
+#include "shardkit/ledger.hpp"
 
 namespace shardkit::shard {
 namespace {
@@ -118,6 +119,7 @@ void Unit::start_gather() {
   if (gathered_ || gather_work_) return;
   gather_input_ = compute_ ? shard_.to(*compute_) : shard_;
   gathered_buffer_ = torch::empty({group_.size() * shard_len_}, gather_input_.options());
+  CollectiveScope scope(label_);
   gather_work_ = group_.all_gather(gathered_buffer_, gather_input_, /*async=*/true);
 }
 
@@ -196,6 +198,7 @@ void Unit::start_reduce(bool scatter) {
   reduce_input_ = torch::zeros({S * shard_len_}, shard_.options().dtype(reduce_.value_or(shard_.scalar_type())));
   copy_in(reduce_input_);
   for (auto& p : params_) p.full.mutable_grad() = torch::Tensor();
+  CollectiveScope scope(label_);
   if (scatter) {
     reduce_output_ = torch::empty({shard_len_}, reduce_input_.options());
     reduce_work_ = group_.reduce_scatter(reduce_output_, reduce_input_, ReduceOp::Avg, /*async=*/true);
@@ -211,7 +214,10 @@ void Unit::finish_reduce(CommGroup* replicas) {
   work->wait();
   torch::NoGradGuard no_grad;
   auto output = reduce_output_.contiguous();
-  if (replicas != nullptr && replicas->size() > 1) replicas->all_reduce(output, ReduceOp::Avg);
+  if (replicas != nullptr && replicas->size() > 1) {
+    CollectiveScope scope(label_);
+    replicas->all_reduce(output, ReduceOp::Avg);
+  }
   output = output.to(shard_.scalar_type());  // the masters' gradients are in the masters' dtype
   for (auto& p : params_) {
     if (!p.trainable) continue;

@@ -46,6 +46,8 @@ class Unit {
        std::optional<torch::ScalarType> compute = std::nullopt, std::optional<torch::ScalarType> reduce = std::nullopt);
 
   const std::string& name() const { return name_; }
+  /// Names this unit's collectives in the collective ledger ("fsdp, unit blocks.1").
+  void set_ledger_label(std::string label) { label_ = std::move(label); }
   std::vector<UnitParam>& params() { return params_; }
   const std::vector<UnitParam>& params() const { return params_; }
   bool persistent() const { return persistent_; }
@@ -85,7 +87,7 @@ class Unit {
   torch::Tensor finish_gather();
   void copy_in(const torch::Tensor& whole_grads_flat_input) const;
 
-  std::string name_;
+  std::string name_, label_;
   std::vector<UnitParam> params_;
   ShardStyle style_;
   CommGroup& group_;

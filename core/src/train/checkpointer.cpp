@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "checkpoint_io.hpp"
+#include "checkpoint_manifest.hpp"
 #include "shardkit/files.hpp"
 #include "shardkit/logging.hpp"
 #include "train_options.hpp"
@@ -63,6 +64,7 @@ std::string Checkpointer::save(const std::string& root, const std::string& name,
   const auto final_dir = (fs::path(root) / name).string();
   if (main) {
     for (const auto& [path, text] : files) write_text_file((tmp / path).string(), text);
+    write_manifest(tmp.string());  // last: it lists (and checksums) every file above
     publish_checkpoint(tmp.string(), final_dir);
   }
   return final_dir;

@@ -37,11 +37,14 @@ void MetricsLog::truncate_after(std::int64_t step) const {
   std::string kept, line;
   while (std::getline(in, line)) {
     const auto at = line.find("\"step\":");
-    if (at == std::string::npos) continue;
+    if (at == std::string::npos || line.back() != '}') continue;  // not a record, or cut by a kill
     const long long line_step = std::atoll(line.c_str() + at + 7);
     if (line_step <= step) kept += line + "\n";
   }
-  write_text_file(path_, kept);
+  // Replaced in one rename: a kill leaves the old file or the new one, never a part.
+  const auto tmp = path_ + ".tmp";
+  write_text_file(tmp, kept);
+  std::filesystem::rename(tmp, path_);
 }
 
 void MetricsLog::append(const MetricsRecord& r) const {

@@ -3,7 +3,9 @@
 
 #include <filesystem>
 #include <system_error>
+#include <vector>
 
+#include "checkpoint_manifest.hpp"
 #include "shardkit/error.hpp"
 
 namespace shardkit::train {
@@ -55,6 +57,24 @@ ResumeLocation locate_resume(const std::string& config_path, const RawConfig& fl
                      "train_config.json names output_dir=" + saved + ")";
   }
   return where;
+}
+
+std::string newest_in_place_of_last(const std::string& config_path, std::string& notice) {
+  const fs::path path = fs::path(config_path).lexically_normal();
+  const auto checkpoint = path.parent_path().parent_path();
+  if (checkpoint.filename() != "last" || path.filename() != "train_config.json") return config_path;
+  const auto checkpoints = checkpoint.parent_path();
+  std::vector<std::string> skipped;
+  const auto newest = newest_complete_checkpoint(checkpoints.string(), &skipped);
+  if (newest.empty()) return config_path;
+  std::error_code ec;
+  if (fs::exists(checkpoint, ec) && fs::equivalent(checkpoint, newest, ec)) return config_path;
+  std::string passed;
+  for (const auto& s : skipped) passed += "; passed over " + s;
+  const auto target = fs::read_symlink(checkpoint, ec);
+  notice = "resuming from " + newest + ", the newest complete checkpoint (checkpoints/last names " +
+           (ec ? std::string("nothing") : target.string()) + ")" + passed;
+  return (fs::path(newest) / "pretrained_model" / "train_config.json").string();
 }
 
 }  // namespace shardkit::train

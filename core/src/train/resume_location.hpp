@@ -21,4 +21,12 @@ struct ResumeLocation {
 ResumeLocation locate_resume(const std::string& config_path, const RawConfig& flags,
                              const RawConfig& file);
 
+/// A resume through <run>/checkpoints/last/pretrained_model/train_config.json continues from the
+/// newest complete checkpoint, which `last` names unless a save was interrupted between
+/// publishing its folder and moving the link (or the folder it names was damaged since).
+/// Returns the train_config.json of that checkpoint and sets `notice` when it is not what
+/// `last` names; other paths are returned unchanged. Without any complete checkpoint, the path
+/// is returned unchanged too (the checks that follow name what is missing).
+std::string newest_in_place_of_last(const std::string& config_path, std::string& notice);
+
 }  // namespace shardkit::train

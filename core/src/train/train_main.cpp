@@ -142,6 +142,8 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
                         "pretrained_model/train_config.json (or --output_dir=<run folder>)");
     config_path = (fs::path(out) / "checkpoints/last/pretrained_model/train_config.json").string();
   }
+  std::string newest_notice;
+  if (resume) config_path = train::newest_in_place_of_last(config_path, newest_notice);
   RawConfig file;
   std::string resume_dir, resume_notice;
   if (!config_path.empty()) {
@@ -245,6 +247,7 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
   Config config = resolve(schema, file, flags);
   set_info_ranks(runtime.rank, config.get_bool("log_all_ranks"));
   if (!resume_notice.empty()) logger()->info("{}", resume_notice);
+  if (!newest_notice.empty()) logger()->warn("{}", newest_notice);
   if (const auto job = config.get_string("job_name"); job.find('/') != std::string::npos || job.find("..") != std::string::npos)
     throw ConfigError("--job_name=" + job + " names a folder path; the job name becomes part of the run "
                       "folder's name: use one without '/' or '..' (choose the folder with --output_dir)");

@@ -20,6 +20,7 @@ const std::vector<OptionSpec> kCoreOptions = {
     {"batch_size", T::Int, "8", "Samples per micro-batch per process", "1", nullptr, nullptr},
     {"seed", T::Int, "1000", "Seed of model initialisation, data order and the synthetic task", "0", nullptr, nullptr},
     {"log_freq", T::Int, "100", "Log every N loop steps", "1", nullptr, nullptr},
+    {"checkpoint.verify", T::Bool, "false", "On resume, check every file of the checkpoint against the checksums of its manifest.json (sizes are always checked)", nullptr, nullptr, nullptr},
     {"save_freq", T::Int, "1000", "Checkpoint every N loop steps (a multiple of the accumulation steps); the last step is always saved", "1", nullptr, nullptr},
     {"save_checkpoint", T::Bool, "true", "Write checkpoints at all", nullptr, nullptr, nullptr},
     {"output_dir", T::String, "", "Run folder; empty = outputs/train/<date>/<time>_<job_name>", nullptr, nullptr, nullptr},
@@ -49,6 +50,8 @@ const std::vector<OptionSpec> kCoreOptions = {
     {"parallelism.dp_shard", T::Int, "1", "Ranks each parameter is sharded over (-1 = fill the world size)", "-1", nullptr, nullptr},
     {"distributed.comm", T::String, "auto", "Transport plugin (comm kind); auto = gloo for cpu, nccl for cuda", nullptr, nullptr, nullptr},
     {"distributed.timeout_s", T::Float, "600", "Seconds any collective or rendezvous may wait before the run fails", "0.1", nullptr, nullptr},
+    {"distributed.collective_ledger", T::Bool, "true", "Record every rank's collectives; a stuck or mismatched one is reported naming the ranks (docs/distributed.md)", nullptr, nullptr, nullptr},
+    {"distributed.check_collectives", T::Bool, "true", "Compare the ranks' collective sequences at every optimizer step (one small all-reduce); needs the ledger", nullptr, nullptr, nullptr},
 };
 }  // namespace
 

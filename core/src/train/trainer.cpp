@@ -12,8 +12,11 @@
 
 #include "shardkit/error.hpp"
 #include "shardkit/files.hpp"
+#include "shardkit/ledger.hpp"
 #include "shardkit/precision.hpp"
 #include "shardkit/logging.hpp"
+#include "../comm/ledger.hpp"
+#include "checkpoint_manifest.hpp"
 #include "preemption.hpp"
 #include "rank_agreement.hpp"
 #include "wrap_check.hpp"
@@ -61,6 +64,9 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   }
   check_same_config(mesh_->world(), config_);
   rank0_verdict(mesh_->world(), [this] { return run_lock_.acquire(output_dir_); });
+  if (runtime_.is_main())
+    for (const auto& name : remove_unfinished_saves((fs::path(output_dir_) / "checkpoints").string()))
+      log->info("removed {}, left by a save that was interrupted", "checkpoints/" + name);
   agree_on_output_dir(resume_dir);
 
   const auto threads = config_.get_int("num_threads");
@@ -148,6 +154,13 @@ void Trainer::join_run(const MeshShape& shape) {
                   runtime_.master_port, runtime_.rank, runtime_.world_size, timeout_s);
   comm_->init(CommInit::from_runtime(runtime_, timeout_s));
   mesh_ = std::make_unique<DeviceMesh>(shape, runtime_.rank, comm_.get());
+  if (config_.get_bool("distributed.collective_ledger")) {
+    ledger::Options options;
+    options.check_steps = config_.get_bool("distributed.check_collectives");
+    ledger_ = std::make_shared<ledger::Ledger>(comm_->store(), runtime_.rank, runtime_.world_size,
+                                               selection_.backend, options);
+    mesh_->wrap_groups([this](std::shared_ptr<CommGroup> group) { return ledger_->wrap(std::move(group)); });
+  }
 }
 
 std::string Trainer::output_dir_problem() const {
@@ -165,14 +178,10 @@ void Trainer::agree_on_output_dir(std::string& resume_dir) {
   if (resume_dir.empty() && runtime_.restart_count > 0) {
     // A launcher restarted the group: continue from the last complete checkpoint if the
     // failed attempt left one, else start afresh in the same folder. Rank 0 decides.
-    const auto last = (fs::path(output_dir_) / "checkpoints" / "last").string();
     std::string found;
     if (mesh_->world().rank() == 0) {
-      try {
-        check_checkpoint_dir(last);
-        found = fs::canonical(last).string();
-      } catch (const std::exception&) {
-      }
+      found = newest_complete_checkpoint((fs::path(output_dir_) / "checkpoints").string());
+      if (!found.empty()) found = fs::canonical(found).string();
     }
     resume_dir = from_rank0(mesh_->world(), found);
     fresh_after_restart_ = resume_dir.empty();
@@ -185,6 +194,17 @@ void Trainer::agree_on_output_dir(std::string& resume_dir) {
 }
 
 void Trainer::resume_from(const std::string& dir) {
+  const auto verify = config_.get_bool("checkpoint.verify") ? Verify::Checksums : Verify::Sizes;
+  rank0_verdict(mesh_->world(), [&] {
+    const auto problem = manifest_problem(dir, verify);
+    if (problem.empty()) return std::string();
+    const auto other = newest_complete_checkpoint(fs::path(dir).parent_path().string(), nullptr, dir);
+    return "checkpoint " + dir + " cannot be loaded: " + problem + "; nothing was changed. " +
+           (other.empty() ? std::string("No other complete checkpoint is in its folder")
+                          : "Resume from " + other + " (the newest other complete checkpoint) with --config_path=" +
+                                (fs::path(other) / "pretrained_model/train_config.json").string());
+  });
+  if (verify == Verify::Checksums) logger()->info("checked every file of {} against its manifest's checksums", dir);
   check_checkpoint_dir(dir);
   const auto record = read_training_step((fs::path(dir) / "training_state/training_step.json").string());
   check_step_matches_folder(dir, record.step);
@@ -273,6 +293,7 @@ std::vector<torch::Tensor> Trainer::gradients() const {
 bool Trainer::unscaled_gradients_finite(std::int64_t step) {
   if (!scaler_) return true;
   const double scale = scaler_->scale();
+  CollectiveScope scope("trainer, fp16 overflow check");
   const bool finite = scaler_->unscale(gradients(), mesh_->world());
   scaler_->update(!finite);
   if (!finite)
@@ -282,6 +303,7 @@ bool Trainer::unscaled_gradients_finite(std::int64_t step) {
 }
 
 void Trainer::save_checkpoint(std::int64_t step) {
+  CollectiveScope scope("checkpoint save");
   ShardedState state;
   backend_->model_state(state);
   optimizer_->state(state);
@@ -299,7 +321,10 @@ void Trainer::save_checkpoint(std::int64_t step) {
   if (runtime_.is_main()) logger()->info("checkpoint saved: {}", dir);
 }
 
-int Trainer::stop_requested() { return stop_signal_of_any_rank(mesh_->world(), stop_signal()); }
+int Trainer::stop_requested() {
+  CollectiveScope scope("trainer, stop check");
+  return stop_signal_of_any_rank(mesh_->world(), stop_signal());
+}
 
 int Trainer::run() {
   auto log = logger();
@@ -320,6 +345,7 @@ int Trainer::run() {
 
   for (std::int64_t step = start_step_; step < steps_; ++step) {
     const bool update = (step + 1) % accum_ == 0;
+    if (ledger_) ledger_->begin_step(step + 1);
     const auto t0 = Clock::now();
     auto batch = loader_->next();
     for (auto& [key, tensor] : batch) tensor = tensor.to(device);
@@ -338,7 +364,10 @@ int Trainer::run() {
     double step_mean = loss;
     if (update) {
       lr = scheduler_->lr(step);
-      if (step_loss_.summed()) step_mean = step_loss_.finish_step(gradients(), mesh_->dp_group());
+      if (step_loss_.summed()) {
+        CollectiveScope scope("trainer, loss normalizer");
+        step_mean = step_loss_.finish_step(gradients(), mesh_->dp_group());
+      }
       if (unscaled_gradients_finite(step)) {
         grad_norm = backend_->clip_grad_norm(max_norm);
         optimizer_->step(lr);
@@ -347,6 +376,7 @@ int Trainer::run() {
       } else {
         optimizer_->zero_grad();
       }
+      if (ledger_) ledger_->end_step(step + 1, mesh_->world());
     }
     const auto t2 = Clock::now();
     data_s += seconds(t1 - t0);
@@ -379,7 +409,10 @@ int Trainer::run() {
       r.elapsed_s = seconds(now - start);
       for (const auto& [name, sum] : policy_sums) r.policy[name] = sum / static_cast<double>(since_log);
       policy_sums.clear();
-      reduce_metrics(mesh_->world(), r);
+      {
+        CollectiveScope scope("trainer, metrics");
+        reduce_metrics(mesh_->world(), r);
+      }
       if (first_loss == 0) first_loss = r.loss;
       if (!loss_growth_warned && r.loss > 100 * first_loss) {
         log->warn("the loss grew from {:.4g} to {:.4g} (x{:.0f}) by step {} at lr {:.3e}; training may be "

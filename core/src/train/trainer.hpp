@@ -23,6 +23,10 @@
 #include "step_loss.hpp"
 #include "train_options.hpp"
 
+namespace shardkit::ledger {
+class Ledger;
+}
+
 namespace shardkit::train {
 
 /// One training run. Construction builds everything (and validates what the
@@ -70,6 +74,7 @@ class Trainer {
 
   std::shared_ptr<Comm> comm_;
   std::unique_ptr<DeviceMesh> mesh_;
+  std::shared_ptr<ledger::Ledger> ledger_;  // multi-process runs with --distributed.collective_ledger
   bool fresh_after_restart_ = false;
   std::shared_ptr<Dataset> dataset_;
   std::shared_ptr<Policy> policy_;

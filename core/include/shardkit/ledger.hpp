@@ -1,0 +1,31 @@
+// Labels for the collective ledger, which records every collective a run issues so that a hung
+// or divergent rank can be named (docs/distributed.md, "When ranks hang or diverge").
+//
+// A backend says what it is doing while it issues collectives; the ledger's reports then say
+// "all_gather #12 on 'world' [1024] float32 (fsdp, unit layers.1, step 3)":
+//
+//   shardkit::CollectiveScope scope("unit " + name);
+//   group.all_gather(out, in, /*async=*/true);
+#pragma once
+
+#include <string>
+
+namespace shardkit {
+
+/// Labels the collectives issued while it lives (it restores the previous label when it ends).
+/// Cheap: one string copy under a lock.
+class CollectiveScope {
+ public:
+  explicit CollectiveScope(const std::string& what);
+  ~CollectiveScope();
+  CollectiveScope(const CollectiveScope&) = delete;
+  CollectiveScope& operator=(const CollectiveScope&) = delete;
+
+ private:
+  std::string previous_;
+};
+
+/// The label of the innermost live CollectiveScope ("" when none).
+std::string current_collective_scope();
+
+}  // namespace shardkit

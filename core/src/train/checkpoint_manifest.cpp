@@ -1,0 +1,155 @@
+// Checkpoint manifests: writing them, checking a folder against one, choosing the newest complete checkpoint.
+#include "checkpoint_manifest.hpp"
+
+#include <xxhash.h>
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "checkpoint_io.hpp"
+#include "shardkit/error.hpp"
+#include "shardkit/files.hpp"
+
+namespace shardkit::train {
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+namespace {
+
+constexpr const char* kKind = "shardkit checkpoint manifest";
+
+std::string hex64(std::uint64_t v) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
+/// XXH3-64 of a file's bytes, streamed.
+std::string file_checksum(const fs::path& path) {
+  std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(), &XXH3_freeState);
+  XXH3_64bits_reset(state.get());
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw FormatError("cannot read " + path.string());
+  std::vector<char> buffer(1 << 20);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    XXH3_64bits_update(state.get(), buffer.data(), static_cast<std::size_t>(in.gcount()));
+  }
+  return hex64(XXH3_64bits_digest(state.get()));
+}
+
+std::vector<std::string> files_under(const fs::path& dir) {
+  std::vector<std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) files.push_back(fs::relative(e.path(), dir).generic_string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+bool is_step_name(const std::string& name) {
+  return !name.empty() && name.size() <= 18 && name.find_first_not_of("0123456789") == std::string::npos;
+}
+
+}  // namespace
+
+void write_manifest(const std::string& dir) {
+  json::object files;
+  for (const auto& name : files_under(dir)) {
+    if (name == kManifestFile) continue;
+    const auto path = fs::path(dir) / name;
+    json::object entry;
+    entry["size"] = static_cast<std::uint64_t>(fs::file_size(path));
+    entry["xxh3_64"] = file_checksum(path);
+    files[name] = std::move(entry);
+  }
+  json::object manifest;
+  manifest["kind"] = kKind;
+  manifest["version"] = 1;
+  manifest["files"] = std::move(files);
+  const auto tmp = (fs::path(dir) / (std::string(kManifestFile) + ".tmp")).string();
+  write_text_file(tmp, json::serialize(manifest) + "\n");
+  std::error_code ec;
+  fs::rename(tmp, fs::path(dir) / kManifestFile, ec);
+  if (ec) throw FormatError("cannot write the manifest of " + dir + ": " + ec.message());
+}
+
+std::string manifest_problem(const std::string& dir, Verify how) {
+  const auto path = fs::path(dir) / kManifestFile;
+  if (!fs::is_directory(dir)) return dir + " does not exist";
+  if (!fs::exists(path)) {
+    if (how == Verify::Checksums)
+      return "it has no " + std::string(kManifestFile) +
+             " to verify against (saved by an older shardkit or another tool); drop --checkpoint.verify to load it";
+    try {
+      check_checkpoint_dir(dir);
+      return "";
+    } catch (const Error& e) {
+      return e.what();
+    }
+  }
+  json::object files;
+  try {
+    const auto value = json::parse(read_text_file(path.string()));
+    const auto& o = value.as_object();
+    if (o.at("kind").as_string() != kKind) return path.string() + " is not a shardkit checkpoint manifest";
+    files = o.at("files").as_object();
+  } catch (const std::exception& e) {
+    return path.string() + " is damaged (" + e.what() + ")";
+  }
+  for (const auto& [name, entry] : files) {
+    const auto file = fs::path(dir) / std::string(name);
+    std::error_code ec;
+    const auto size = fs::file_size(file, ec);
+    if (ec) return std::string(name) + " is missing (listed in its manifest)";
+    try {
+      const auto want = entry.as_object().at("size").to_number<std::uint64_t>();
+      if (size != want)
+        return std::string(name) + " is " + std::to_string(size) + " bytes, its manifest says " + std::to_string(want);
+      if (how == Verify::Checksums) {
+        const auto sum = std::string(entry.as_object().at("xxh3_64").as_string());
+        if (file_checksum(file) != sum)
+          return std::string(name) + " is damaged: its checksum differs from the manifest's (same size)";
+      }
+    } catch (const std::exception& e) {
+      return path.string() + " is damaged or unreadable (entry " + std::string(name) + ": " + e.what() + ")";
+    }
+  }
+  return "";
+}
+
+std::string newest_complete_checkpoint(const std::string& checkpoints_dir, std::vector<std::string>* skipped,
+                                       const std::string& exclude) {
+  std::vector<fs::path> steps;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(checkpoints_dir, ec))
+    if (!e.is_symlink() && e.is_directory() && is_step_name(e.path().filename().string())) steps.push_back(e.path());
+  std::sort(steps.begin(), steps.end(), [](const fs::path& a, const fs::path& b) {
+    return std::stoll(a.filename().string()) > std::stoll(b.filename().string());
+  });
+  for (const auto& step : steps) {
+    if (!exclude.empty() && fs::equivalent(step, exclude, ec)) continue;
+    const auto problem = manifest_problem(step.string(), Verify::Sizes);
+    if (problem.empty()) return step.string();
+    if (skipped) skipped->push_back(step.filename().string() + ": " + problem);
+  }
+  return "";
+}
+
+std::vector<std::string> remove_unfinished_saves(const std::string& checkpoints_dir) {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(checkpoints_dir, ec)) {
+    const auto name = e.path().filename().string();
+    if (name.rfind(".tmp-", 0) != 0 && name != ".last.tmp") continue;
+    fs::remove_all(e.path(), ec);
+    removed.push_back(name);
+  }
+  return removed;
+}
+
+}  // namespace shardkit::train
