@@ -10,11 +10,14 @@
 #include <iostream>
 #include <sstream>
 
+#include "shardkit/config_resolution.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/logging.hpp"
 #include "deepspeed_config.hpp"
 #include "device.hpp"
+#include "config_provenance.hpp"
 #include "dry_run.hpp"
+#include "option_checks.hpp"
 #include "preemption.hpp"
 #include "resume_location.hpp"
 #include "trainer.hpp"
@@ -90,6 +93,55 @@ void check_backend_namespaces(const RawConfig& flags, const RawConfig& file,
   }
 }
 
+/// Marks values taken from a checkpoint (on resume, or --policy.path's config.json).
+const char* const kSavedConfig = "saved config ";
+
+/// The variable that gave the number of processes, for provenance notes.
+std::string world_size_variable(const Runtime& runtime) {
+  if (runtime.launcher == "slurm") return "SLURM_NTASKS";
+  if (runtime.launcher == "openmpi") return "OMPI_COMM_WORLD_SIZE";
+  return "WORLD_SIZE";
+}
+
+/// Values shardkit settles itself, written into `config` (train_config.json keeps them) and
+/// explained in `provenance`: the mesh degrees, the job name, and what "auto", an empty
+/// output folder and SHARDKIT_PLUGIN_PATH come to.
+void record_resolved_values(Config& config, train::Provenance& provenance, const Runtime& runtime,
+                            const Selection& selection, const MeshShape& mesh, bool dry_run) {
+  const std::string processes = std::to_string(runtime.world_size) + " processes";
+  const std::string world = dry_run ? "the degrees given (--dry_run)"
+                            : runtime.multi_process()
+                                ? world_size_variable(runtime) + "=" + std::to_string(runtime.world_size) + " in the environment"
+                                : "one process (no launcher variables in the environment)";
+  for (const auto& [key, degree] : {std::pair<const char*, int>{"parallelism.dp_replicate", mesh.dp_replicate},
+                                    std::pair<const char*, int>{"parallelism.dp_shard", mesh.dp_shard}}) {
+    const auto before = config.get_int(key);
+    if (before == degree) continue;
+    config.set(key, static_cast<std::int64_t>(degree));
+    const auto* source = provenance.find(key);
+    if (!dry_run && runtime.multi_process() && (source == nullptr || source->origin == "default"))
+      provenance.set(key, "environment " + world_size_variable(runtime) + "=" + std::to_string(runtime.world_size),
+                     "the default " + std::to_string(before) + " resolved for " + processes);
+    else
+      provenance.add_note(key, std::to_string(before) + " resolved to " + std::to_string(degree) + " for " + world);
+  }
+  const auto backend = config.get_string("distributed_backend");
+  if (backend != selection.backend)
+    provenance.add_note("distributed_backend", "resolves to " + selection.backend +
+                                                   (backend == "auto" ? " for " + world : std::string()));
+  if (runtime.multi_process() && config.get_string("distributed.comm") != selection.comm)
+    provenance.add_note("distributed.comm",
+                        "resolves to " + selection.comm + " for --policy.device=" + config.get_string("policy.device"));
+  if (config.get_string("job_name").empty()) {
+    config.set("job_name", selection.policy);
+    provenance.add_note("job_name", "empty means the policy type");
+  }
+  if (config.get_string("output_dir").empty())
+    provenance.add_note("output_dir", "empty means outputs/train/<date>/<time>_<job_name>, named when the run starts");
+  if (const char* dirs = std::getenv("SHARDKIT_PLUGIN_PATH"); dirs && *dirs)
+    provenance.add_note("plugin_path", std::string("then SHARDKIT_PLUGIN_PATH=") + dirs + " from the environment");
+}
+
 void drop_unselected_plugin_options(RawConfig& file, const Selection& selection) {
   const std::string keep_comm = "comm." + selection.comm + ".";
   for (auto it = file.begin(); it != file.end();) {
@@ -127,7 +179,8 @@ void print_help(const Registry& registry, const Schema& schema, const RawConfig&
 /// `configured` once the configuration is accepted and the run starts to be built.
 int run(int argc, char** argv, bool& multi_process, bool& configured) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  const RawConfig flags = parse_flags(args);
+  // `--save-freq` is `--save_freq`; both at once is an error naming them.
+  const RawConfig flags = canonical_spellings(parse_flags(args));
   Runtime runtime = Runtime::from_environment();
   multi_process = runtime.multi_process();
   set_log_rank(runtime.rank, runtime.world_size);
@@ -150,8 +203,11 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
       // expected-path message rather than a parse error.
       train::locate_resume(config_path, flags, {});
     }
-    file = load_config_file(config_path);
+    file = canonical_spellings(load_config_file(config_path));
     file.erase("resume");
+    // Said in errors and by --print_config: these values are the checkpoint's, not the user's file.
+    if (resume)
+      for (auto& [key, value] : file) value.origin = kSavedConfig + value.origin;
     if (resume) {
       // The run continues in the folder that holds the checkpoint, wherever it was
       // started from and wherever the run folder was copied.
@@ -159,7 +215,7 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
       resume_dir = where.checkpoint_dir;
       resume_notice = where.notice;
       train::check_checkpoint_dir(resume_dir);
-      file["output_dir"] = RawValue{where.run_dir, "the checkpoint's run folder"};
+      file["output_dir"] = RawValue{where.run_dir, kSavedConfig + std::string("(the run folder that holds the checkpoint)")};
     }
   }
 
@@ -172,6 +228,7 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
                         "point it at <run>/checkpoints/<step>/pretrained_model");
     for (auto& [key, value] : load_config_file(saved)) {
       if (key == "path" || key == "device") continue;
+      value.origin = kSavedConfig + value.origin;
       file.emplace("policy." + key, std::move(value));  // never over the file's own values
     }
   }
@@ -242,27 +299,33 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
   train::DeepSpeedConfig deepspeed;
   if (!deepspeed_path.empty()) deepspeed = train::apply_deepspeed_config(deepspeed_path, flags, file);
 
-  Config config = resolve(schema, file, flags);
+  auto resolution = resolve_all(schema, file, flags);
+  train::Provenance provenance(resolution.origins);
+  Config& config = resolution.config;
+  record_resolved_values(config, provenance, runtime, selection, mesh, dry_run);
+  // A flag over a file value is the usual layering, not a conflict; the record says what it replaced.
+  for (const auto& [key, raw] : flags)
+    if (const auto it = file.find(key); it != file.end() && !resolution.refused.count(key))
+      provenance.add_note(key, "over " + to_string(it->second.value) + " from " + it->second.origin);
+  // Every problem at once: each option's own, then those across options.
+  auto errors = resolution.errors;
+  train::check_across_options(resolution, provenance, deepspeed, runtime.world_size, errors);
+  throw_config_errors(errors);
+
+  if (config.get_bool("print_config")) {
+    if (runtime.is_main())
+      std::cout << "# shardkit-train: the resolved configuration; after '#', where each value came from.\n"
+                   "# Nothing was trained and no folder was created.\n"
+                << provenance.text(config) << std::flush;
+    return 0;
+  }
   set_info_ranks(runtime.rank, config.get_bool("log_all_ranks"));
   if (!resume_notice.empty()) logger()->info("{}", resume_notice);
-  if (const auto job = config.get_string("job_name"); job.find('/') != std::string::npos || job.find("..") != std::string::npos)
-    throw ConfigError("--job_name=" + job + " names a folder path; the job name becomes part of the run "
-                      "folder's name: use one without '/' or '..' (choose the folder with --output_dir)");
-  const auto accum = config.get_int("accelerator.gradient_accumulation.steps");
-  train::check_deepspeed_batch(deepspeed, config.get_int("batch_size"), accum, runtime.world_size);
   if (!deepspeed.ignored.empty() && runtime.rank == 0) {
     std::string fields;
     for (const auto& f : deepspeed.ignored) fields += (fields.empty() ? "" : ", ") + f;
     logger()->warn("{}: shardkit does not implement these DeepSpeed fields and ignores them: {}", deepspeed_path, fields);
   }
-  if (config.get_int("save_freq") % accum != 0)
-    throw ConfigError("--save_freq=" + std::to_string(config.get_int("save_freq")) +
-                      " is not a multiple of --accelerator.gradient_accumulation.steps=" +
-                      std::to_string(accum) + ": checkpoints are taken only at optimizer updates");
-  if (config.get_int("steps") % accum != 0)
-    throw ConfigError("--steps=" + std::to_string(config.get_int("steps")) +
-                      " is not a multiple of --accelerator.gradient_accumulation.steps=" +
-                      std::to_string(accum) + ": the run must end on an optimizer update");
 
   // The device and its transport are settled before any rank joins the run.
   runtime.device = train::resolve_device(config.get_string("policy.device"), runtime.local_rank);
@@ -272,7 +335,7 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
 
   train::install_preemption_handler();
   configured = true;
-  train::Trainer trainer(std::move(config), registry, runtime, selection, mesh, resume_dir);
+  train::Trainer trainer(std::move(config), registry, runtime, selection, mesh, resume_dir, std::move(provenance));
   return train::exit_code_after_stop(trainer.run());
 }
 

@@ -1,0 +1,148 @@
+// --print_config and configuration errors: every value with its source, all problems at once, and the
+// provenance a checkpoint keeps beside train_config.json.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "../distributed/launch.hpp"
+
+using namespace shardkit::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// `text` with every occurrence of `from` replaced by `to`.
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+/// shardkit-train with `args` under the variables `env` ("NAME=value"); stdout alone in `output`,
+/// stderr in `errors`.
+struct Split {
+  int exit_code;
+  std::string output, errors;
+};
+Split train_with_env(const TempDir& dir, const std::vector<std::string>& env, const std::vector<std::string>& args) {
+  std::string cmd = "env";
+  for (const auto& e : env) cmd += " " + shell_quote(e);
+  cmd += " " + shell_quote(bin("shardkit-train"));
+  for (const auto& a : args) cmd += " " + shell_quote(a);
+  const auto r = run_command(cmd + " 2>" + shell_quote(dir / "stderr.txt"));
+  return {r.exit_code, r.output, slurp(dir / "stderr.txt")};
+}
+
+/// The start of `key`'s entry in train_config.provenance.json, up to the text of "from" (which
+/// may continue, and a note may follow).
+std::string entry(const std::string& key, const std::string& value, const std::string& source,
+                  const std::string& from) {
+  return "\"" + key + "\": {\"value\": " + value + ", \"source\": \"" + source + "\", \"from\": \"" + from;
+}
+
+const char* const kGolden = SHARDKIT_SOURCE_DIR "/tests/integration/everyday/golden/print_config.txt";
+
+}  // namespace
+
+TEST_CASE("--print_config prints every resolved value with its source (file, flags and environment) and exits") {
+  TempDir dir("sk-print-config");
+  std::ofstream(dir / "run.toml") << "# A run configured from a file, flags and the environment together.\n"
+                                     "steps = 40\n"
+                                     "save_freq = 20\n"
+                                     "[policy]\n"
+                                     "hidden_dim = 32\n"
+                                     "[optimizer]\n"
+                                     "lr = 3e-4\n"
+                                     "[accelerator.gradient_accumulation]\n"
+                                     "steps = 2\n";
+  fs::create_directories(dir / "more_plugins");
+  // Two processes as a launcher would describe them; --print_config joins no process group.
+  const std::vector<std::string> env = {"WORLD_SIZE=2", "RANK=0", "LOCAL_RANK=0", "LOCAL_WORLD_SIZE=2",
+                                        "MASTER_ADDR=127.0.0.1", "MASTER_PORT=29500",
+                                        "SHARDKIT_PLUGIN_PATH=" + (dir / "more_plugins")};
+  // Space-separated values and a '-' spelling, as argparse and draccus users write them.
+  const auto r = train_with_env(dir, env,
+                                {"--config_path=" + (dir / "run.toml"), "--steps", "60", "--batch-size=4",
+                                 "--seed", "7", "--output_dir", dir / "run", "--print_config"});
+  INFO(r.output << r.errors);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.errors.empty());
+  CHECK_FALSE(fs::exists(dir / "run"));  // nothing trained, no folder created
+  const auto printed = replace_all(r.output, dir.path(), "<dir>");
+  if (std::getenv("SHARDKIT_UPDATE_GOLDEN")) std::ofstream(kGolden) << printed;
+  INFO("expected output: " << kGolden << " (after an intended change, rerun this test with "
+                           "SHARDKIT_UPDATE_GOLDEN=1 to rewrite it, and review the diff)");
+  CHECK(printed == slurp(kGolden));
+
+  // Rank 1 of the same run prints nothing and exits 0 too.
+  auto rank1 = env;
+  rank1[1] = "RANK=1";
+  rank1[2] = "LOCAL_RANK=1";
+  const auto other = train_with_env(dir, rank1, {"--config_path=" + (dir / "run.toml"), "--print_config=true"});
+  INFO(other.output << other.errors);
+  CHECK(other.exit_code == 0);
+  CHECK(other.output.empty());
+}
+
+TEST_CASE("a checkpoint keeps the provenance of its configuration beside train_config.json") {
+  TempDir dir("sk-provenance");
+  std::ofstream(dir / "run.json") << "{\n  \"save_freq\": 2,\n  \"optimizer\": {\"lr\": 0.002}\n}\n";
+  const auto first = run_program("shardkit-train", tiny_run(dir / "run", {"--config_path=" + (dir / "run.json"),
+                                                                          "--steps", "2"}));
+  INFO(first.output);
+  REQUIRE(first.exit_code == 0);
+  const auto saved = slurp(dir / "run/checkpoints/000002/pretrained_model/train_config.provenance.json");
+  CHECK(contains(saved, entry("steps", "2", "command line", "--steps") + "\"}"));
+  CHECK(contains(saved, entry("optimizer.lr", "0.002", "config file", dir / "run.json:3:23") + "\"}"));
+  CHECK(contains(saved, entry("optimizer.beta1", "0.9", "default", "default") + "\"}"));
+  CHECK(contains(saved, entry("job_name", "\"mlp\"", "default", "default") + "\", \"note\": \"empty means the policy type\"}"));
+  // train_config.json itself stays what LeRobot and --resume read: values only.
+  const auto config = slurp(dir / "run/checkpoints/000002/pretrained_model/train_config.json");
+  CHECK(contains(config, "\"lr\": 0.002"));
+  CHECK_FALSE(contains(config, "source"));
+
+  // On resume, the values that came from the checkpoint say so.
+  const auto resumed = run_program("shardkit-train", {"--resume=true", "--steps=4", "--config_path=" +
+                                                      (dir / "run/checkpoints/last/pretrained_model/train_config.json")});
+  INFO(resumed.output);
+  REQUIRE(resumed.exit_code == 0);
+  const auto again = slurp(dir / "run/checkpoints/000004/pretrained_model/train_config.provenance.json");
+  const auto saved_config = dir / "run/checkpoints/last/pretrained_model/train_config.json";
+  // A flag over a saved value says what it replaced.
+  CHECK(contains(again, entry("steps", "4", "command line", "--steps") + "\", \"note\": \"over 2 from saved config " +
+                            saved_config + ":"));
+  CHECK(contains(again, entry("optimizer.lr", "0.002", "saved config", "saved config " + saved_config + ":")));
+}
+
+TEST_CASE("several configuration problems are reported together, defaults marked as defaults") {
+  TempDir dir("sk-config-errors");
+  std::ofstream(dir / "run.json") << "{\n  \"batch_size\": \"eight\"\n}\n";
+  const auto r = run_program("shardkit-train", tiny_run(dir / "run", {"--config_path=" + (dir / "run.json"),
+                                                                      "--steps=10",
+                                                                      "--accelerator.gradient_accumulation.steps=3"}));
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "3 configuration errors:"));
+  CHECK(contains(r.output, "--batch_size=eight (from " + (dir / "run.json") + ":2:17): expected an integer"));
+  CHECK(contains(r.output, "--save_freq=1000 (default) is not a multiple of "
+                           "--accelerator.gradient_accumulation.steps=3: checkpoints are taken only at optimizer updates"));
+  CHECK(contains(r.output, "--steps=10 is not a multiple of --accelerator.gradient_accumulation.steps=3"));
+  CHECK_FALSE(fs::exists(dir / "run"));
+}
+
+TEST_CASE("two spellings of one option are refused naming both; a mistyped plugin gets a did-you-mean") {
+  TempDir dir("sk-config-spellings");
+  auto r = run_program("shardkit-train", tiny_run(dir / "run", {"--save-freq=5", "--save_freq=10"}));
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "--save-freq=5 (from command line) and --save_freq=10 (from command line) are two "
+                           "spellings of the option --save_freq; give it once"));
+
+  r = run_program("shardkit-train", tiny_run(dir / "run", {"--policy.type=mpl"}));
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "unknown policy 'mpl'; did you mean 'mlp'? available: "));
+  CHECK_FALSE(fs::exists(dir / "run"));
+}
