@@ -31,7 +31,8 @@ Split train_with_env(const TempDir& dir, const std::vector<std::string>& env, co
   for (const auto& e : env) cmd += " " + shell_quote(e);
   cmd += " " + shell_quote(bin("shardkit-train"));
   for (const auto& a : args) cmd += " " + shell_quote(a);
-  const auto r = run_command(cmd + " 2>" + shell_quote(dir / "stderr.txt"));
+  // In a subshell: run_command merges what is left of stderr into stdout.
+  const auto r = run_command("(" + cmd + " 2>" + shell_quote(dir / "stderr.txt") + ")");
   return {r.exit_code, r.output, slurp(dir / "stderr.txt")};
 }
 
@@ -145,4 +146,28 @@ TEST_CASE("two spellings of one option are refused naming both; a mistyped plugi
   CHECK(r.exit_code == 2);
   CHECK(contains(r.output, "unknown policy 'mpl'; did you mean 'mlp'? available: "));
   CHECK_FALSE(fs::exists(dir / "run"));
+}
+
+TEST_CASE("a DeepSpeed config field is a source of its own, and one that contradicts the config file names both") {
+  TempDir dir("sk-provenance-ds");
+  std::ofstream(dir / "run.toml") << "batch_size = 8\n";
+  std::ofstream(dir / "ds.json") << "{\"train_micro_batch_size_per_gpu\": 4, \"zero_optimization\": {\"stage\": 2}}";
+  std::ofstream(dir / "agrees.json") << "{\"train_micro_batch_size_per_gpu\": 8, \"zero_optimization\": {\"stage\": 2}}";
+  const std::vector<std::string> env = {"WORLD_SIZE=2", "RANK=0", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=29500"};
+  const auto args = [&](const std::string& ds) {
+    return std::vector<std::string>{"--config_path=" + (dir / "run.toml"), "--distributed_backend=deepspeed",
+                                    "--checkpoint_format=dcp", "--accelerator.zero.config_file=" + (dir / ds),
+                                    "--print_config"};
+  };
+  const auto bad = train_with_env(dir, env, args("ds.json"));
+  INFO(bad.output << bad.errors);
+  CHECK(bad.exit_code == 2);
+  CHECK(contains(bad.errors, dir / "ds.json:1:36: train_micro_batch_size_per_gpu=4 contradicts --batch_size=8 (from " +
+                                 (dir / "run.toml") + ":1:14); make them agree"));
+
+  const auto good = train_with_env(dir, env, args("agrees.json"));
+  INFO(good.output << good.errors);
+  CHECK(good.exit_code == 0);
+  CHECK(contains(good.output, "# config file " + (dir / "agrees.json") + ":1:70 (zero_optimization.stage)\n"));
+  CHECK(contains(good.output, "# config file " + (dir / "run.toml") + ":1:14\n"));  // batch_size, which agrees
 }
