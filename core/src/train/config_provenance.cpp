@@ -2,6 +2,8 @@
 #include "config_provenance.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <utility>
 
 #include "metrics_log.hpp"
 
@@ -12,6 +14,13 @@ const char* const kSavedConfig = "saved config ";
 const char* const kEnvironment = "environment ";
 
 bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
+
+/// The variable that gave the number of processes, for provenance notes.
+std::string world_size_variable(const Runtime& runtime) {
+  if (runtime.launcher == "slurm") return "SLURM_NTASKS";
+  if (runtime.launcher == "openmpi") return "OMPI_COMM_WORLD_SIZE";
+  return "WORLD_SIZE";
+}
 
 /// A value as a TOML or JSON file writes it: strings quoted and escaped.
 std::string literal(const Value& value) {
@@ -48,6 +57,10 @@ const ValueSource* Provenance::find(const std::string& key) const {
   const auto it = sources_.find(key);
   return it == sources_.end() ? nullptr : &it->second;
 }
+
+std::string Provenance::saved(const std::string& origin) { return kSavedConfig + origin; }
+
+std::string Provenance::environment(const std::string& variable) { return kEnvironment + variable; }
 
 std::string Provenance::kind_of(const std::string& origin) {
   if (origin.empty() || origin == "default") return "default";
@@ -90,6 +103,42 @@ std::string Provenance::json(const Config& config) const {
   }
   out += first ? "}\n" : "\n}\n";
   return out;
+}
+
+void record_resolved_values(Config& config, Provenance& provenance, const Runtime& runtime,
+                            const Selection& selection, const MeshShape& mesh, bool dry_run) {
+  const std::string processes = std::to_string(runtime.world_size) + " processes";
+  const std::string world = dry_run ? "the degrees given (--dry_run)"
+                            : runtime.multi_process()
+                                ? world_size_variable(runtime) + "=" + std::to_string(runtime.world_size) + " in the environment"
+                                : "one process (no launcher variables in the environment)";
+  for (const auto& [key, degree] : {std::pair<const char*, int>{"parallelism.dp_replicate", mesh.dp_replicate},
+                                    std::pair<const char*, int>{"parallelism.dp_shard", mesh.dp_shard}}) {
+    const auto before = config.get_int(key);
+    if (before == degree) continue;
+    config.set(key, static_cast<std::int64_t>(degree));
+    const auto* source = provenance.find(key);
+    if (!dry_run && runtime.multi_process() && (source == nullptr || source->origin == "default"))
+      provenance.set(key, Provenance::environment(world_size_variable(runtime) + "=" + std::to_string(runtime.world_size)),
+                     "the default " + std::to_string(before) + " resolved for " + processes);
+    else
+      provenance.add_note(key, std::to_string(before) + " resolved to " + std::to_string(degree) + " for " + world);
+  }
+  const auto backend = config.get_string("distributed_backend");
+  if (backend != selection.backend)
+    provenance.add_note("distributed_backend", "resolves to " + selection.backend +
+                                                   (backend == "auto" ? " for " + world : std::string()));
+  if (runtime.multi_process() && config.get_string("distributed.comm") != selection.comm)
+    provenance.add_note("distributed.comm",
+                        "resolves to " + selection.comm + " for --policy.device=" + config.get_string("policy.device"));
+  if (config.get_string("job_name").empty()) {
+    config.set("job_name", selection.policy);
+    provenance.add_note("job_name", "empty means the policy type");
+  }
+  if (config.get_string("output_dir").empty())
+    provenance.add_note("output_dir", "empty means outputs/train/<date>/<time>_<job_name>, named when the run starts");
+  if (const char* dirs = std::getenv("SHARDKIT_PLUGIN_PATH"); dirs && *dirs)
+    provenance.add_note("plugin_path", std::string("then SHARDKIT_PLUGIN_PATH=") + dirs + " from the environment");
 }
 
 }  // namespace shardkit::train

@@ -5,6 +5,9 @@
 #include <string>
 
 #include "shardkit/config.hpp"
+#include "shardkit/mesh.hpp"
+#include "shardkit/runtime.hpp"
+#include "train_options.hpp"
 
 namespace shardkit::train {
 
@@ -32,6 +35,11 @@ class Provenance {
   /// The source of `key`, or nullptr when none was recorded.
   const ValueSource* find(const std::string& key) const;
 
+  /// The origin of a value read from a checkpoint (on resume, or --policy.path's config.json)
+  /// at `where` ("<file>:3:7"): "saved config <file>:3:7".
+  static std::string saved(const std::string& where);
+  /// The origin of a value read from environment variable `assignment` ("WORLD_SIZE=2").
+  static std::string environment(const std::string& assignment);
   /// The kind of an origin: "default", "command line", "config file", "saved config" or
   /// "environment".
   static std::string kind_of(const std::string& origin);
@@ -46,6 +54,12 @@ class Provenance {
  private:
   std::map<std::string, ValueSource> sources_;
 };
+
+/// Values shardkit settles itself, written into `config` (train_config.json keeps them) and
+/// explained in `provenance`: the mesh degrees, the job name, and what "auto", an empty output
+/// folder and SHARDKIT_PLUGIN_PATH come to. `dry_run`: the mesh comes from the degrees given.
+void record_resolved_values(Config& config, Provenance& provenance, const Runtime& runtime,
+                            const Selection& selection, const MeshShape& mesh, bool dry_run);
 
 /// The name of the file checkpoints keep the provenance in, beside train_config.json.
 inline constexpr const char* kProvenanceFile = "pretrained_model/train_config.provenance.json";

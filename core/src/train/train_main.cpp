@@ -93,55 +93,6 @@ void check_backend_namespaces(const RawConfig& flags, const RawConfig& file,
   }
 }
 
-/// Marks values taken from a checkpoint (on resume, or --policy.path's config.json).
-const char* const kSavedConfig = "saved config ";
-
-/// The variable that gave the number of processes, for provenance notes.
-std::string world_size_variable(const Runtime& runtime) {
-  if (runtime.launcher == "slurm") return "SLURM_NTASKS";
-  if (runtime.launcher == "openmpi") return "OMPI_COMM_WORLD_SIZE";
-  return "WORLD_SIZE";
-}
-
-/// Values shardkit settles itself, written into `config` (train_config.json keeps them) and
-/// explained in `provenance`: the mesh degrees, the job name, and what "auto", an empty
-/// output folder and SHARDKIT_PLUGIN_PATH come to.
-void record_resolved_values(Config& config, train::Provenance& provenance, const Runtime& runtime,
-                            const Selection& selection, const MeshShape& mesh, bool dry_run) {
-  const std::string processes = std::to_string(runtime.world_size) + " processes";
-  const std::string world = dry_run ? "the degrees given (--dry_run)"
-                            : runtime.multi_process()
-                                ? world_size_variable(runtime) + "=" + std::to_string(runtime.world_size) + " in the environment"
-                                : "one process (no launcher variables in the environment)";
-  for (const auto& [key, degree] : {std::pair<const char*, int>{"parallelism.dp_replicate", mesh.dp_replicate},
-                                    std::pair<const char*, int>{"parallelism.dp_shard", mesh.dp_shard}}) {
-    const auto before = config.get_int(key);
-    if (before == degree) continue;
-    config.set(key, static_cast<std::int64_t>(degree));
-    const auto* source = provenance.find(key);
-    if (!dry_run && runtime.multi_process() && (source == nullptr || source->origin == "default"))
-      provenance.set(key, "environment " + world_size_variable(runtime) + "=" + std::to_string(runtime.world_size),
-                     "the default " + std::to_string(before) + " resolved for " + processes);
-    else
-      provenance.add_note(key, std::to_string(before) + " resolved to " + std::to_string(degree) + " for " + world);
-  }
-  const auto backend = config.get_string("distributed_backend");
-  if (backend != selection.backend)
-    provenance.add_note("distributed_backend", "resolves to " + selection.backend +
-                                                   (backend == "auto" ? " for " + world : std::string()));
-  if (runtime.multi_process() && config.get_string("distributed.comm") != selection.comm)
-    provenance.add_note("distributed.comm",
-                        "resolves to " + selection.comm + " for --policy.device=" + config.get_string("policy.device"));
-  if (config.get_string("job_name").empty()) {
-    config.set("job_name", selection.policy);
-    provenance.add_note("job_name", "empty means the policy type");
-  }
-  if (config.get_string("output_dir").empty())
-    provenance.add_note("output_dir", "empty means outputs/train/<date>/<time>_<job_name>, named when the run starts");
-  if (const char* dirs = std::getenv("SHARDKIT_PLUGIN_PATH"); dirs && *dirs)
-    provenance.add_note("plugin_path", std::string("then SHARDKIT_PLUGIN_PATH=") + dirs + " from the environment");
-}
-
 void drop_unselected_plugin_options(RawConfig& file, const Selection& selection) {
   const std::string keep_comm = "comm." + selection.comm + ".";
   for (auto it = file.begin(); it != file.end();) {
@@ -205,17 +156,16 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
     }
     file = canonical_spellings(load_config_file(config_path));
     file.erase("resume");
-    // Said in errors and by --print_config: these values are the checkpoint's, not the user's file.
-    if (resume)
-      for (auto& [key, value] : file) value.origin = kSavedConfig + value.origin;
     if (resume) {
+      // Said in errors and by --print_config: these values are the checkpoint's, not the user's.
+      for (auto& [key, value] : file) value.origin = train::Provenance::saved(value.origin);
       // The run continues in the folder that holds the checkpoint, wherever it was
       // started from and wherever the run folder was copied.
       const auto where = train::locate_resume(config_path, flags, file);
       resume_dir = where.checkpoint_dir;
       resume_notice = where.notice;
       train::check_checkpoint_dir(resume_dir);
-      file["output_dir"] = RawValue{where.run_dir, kSavedConfig + std::string("(the run folder that holds the checkpoint)")};
+      file["output_dir"] = RawValue{where.run_dir, train::Provenance::saved("(the run folder that holds the checkpoint)")};
     }
   }
 
@@ -228,7 +178,7 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
                         "point it at <run>/checkpoints/<step>/pretrained_model");
     for (auto& [key, value] : load_config_file(saved)) {
       if (key == "path" || key == "device") continue;
-      value.origin = kSavedConfig + value.origin;
+      value.origin = train::Provenance::saved(value.origin);
       file.emplace("policy." + key, std::move(value));  // never over the file's own values
     }
   }
@@ -302,7 +252,7 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
   auto resolution = resolve_all(schema, file, flags);
   train::Provenance provenance(resolution.origins);
   Config& config = resolution.config;
-  record_resolved_values(config, provenance, runtime, selection, mesh, dry_run);
+  train::record_resolved_values(config, provenance, runtime, selection, mesh, dry_run);
   // A flag over a file value is the usual layering, not a conflict; the record says what it replaced.
   for (const auto& [key, raw] : flags)
     if (const auto it = file.find(key); it != file.end() && !resolution.refused.count(key))
