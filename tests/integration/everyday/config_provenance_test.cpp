@@ -103,6 +103,23 @@ TEST_CASE("a checkpoint keeps the provenance of its configuration beside train_c
   const auto config = slurp(dir / "run/checkpoints/000002/pretrained_model/train_config.json");
   CHECK(contains(config, "\"lr\": 0.002"));
   CHECK_FALSE(contains(config, "source"));
+  // Both are JSON, and every value of train_config.json has its entry, with the same value.
+  const auto same = run_command(python() + " -c " + shell_quote(R"(
+import json, sys
+config = json.load(open(sys.argv[1]))
+provenance = json.load(open(sys.argv[2]))
+def flat(d, prefix=""):
+    for k, v in d.items():
+        yield from flat(v, prefix + k + ".") if isinstance(v, dict) else [(prefix + k, v)]
+values = dict(flat(config))
+assert set(values) == set(provenance), sorted(set(values) ^ set(provenance))
+assert all(values[k] == provenance[k]["value"] for k in values), [k for k in values if values[k] != provenance[k]["value"]]
+print("same", len(values))
+)") + " " + shell_quote(dir / "run/checkpoints/000002/pretrained_model/train_config.json") + " " +
+                                shell_quote(dir / "run/checkpoints/000002/pretrained_model/train_config.provenance.json"));
+  INFO(same.output);
+  CHECK(same.exit_code == 0);
+  CHECK(contains(same.output, "same "));
 
   // On resume, the values that came from the checkpoint say so.
   const auto resumed = run_program("shardkit-train", {"--resume=true", "--steps=4", "--config_path=" +
@@ -115,13 +132,23 @@ TEST_CASE("a checkpoint keeps the provenance of its configuration beside train_c
   CHECK(contains(again, entry("steps", "4", "command line", "--steps") + "\", \"note\": \"over 2 from saved config " +
                             saved_config + ":"));
   CHECK(contains(again, entry("optimizer.lr", "0.002", "saved config", "saved config " + saved_config + ":")));
+
+  // --print_config on resume shows the same, and writes nothing.
+  const auto last = dir / "run/checkpoints/last/pretrained_model/train_config.json";
+  const auto printed = run_program("shardkit-train", {"--resume=true", "--steps=6", "--config_path=" + last,
+                                                      "--print_config=true"});
+  INFO(printed.output);
+  CHECK(printed.exit_code == 0);
+  CHECK(contains(printed.output, "# saved config " + last + ":"));
+  CHECK(contains(printed.output, "# saved config (the run folder that holds the checkpoint)\n"));
+  CHECK(contains(printed.output, "# command line --steps; over 4 from saved config " + last + ":"));
+  CHECK_FALSE(fs::exists(dir / "run/checkpoints/000006"));
 }
 
 TEST_CASE("several configuration problems are reported together, defaults marked as defaults") {
   TempDir dir("sk-config-errors");
-  std::ofstream(dir / "run.json") << "{\n  \"batch_size\": \"eight\"\n}\n";
+  std::ofstream(dir / "run.json") << "{\n  \"batch_size\": \"eight\",\n  \"steps\": 10\n}\n";
   const auto r = run_program("shardkit-train", tiny_run(dir / "run", {"--config_path=" + (dir / "run.json"),
-                                                                      "--steps=10",
                                                                       "--accelerator.gradient_accumulation.steps=3"}));
   INFO(r.output);
   CHECK(r.exit_code == 2);
@@ -129,7 +156,8 @@ TEST_CASE("several configuration problems are reported together, defaults marked
   CHECK(contains(r.output, "--batch_size=eight (from " + (dir / "run.json") + ":2:17): expected an integer"));
   CHECK(contains(r.output, "--save_freq=1000 (default) is not a multiple of "
                            "--accelerator.gradient_accumulation.steps=3: checkpoints are taken only at optimizer updates"));
-  CHECK(contains(r.output, "--steps=10 is not a multiple of --accelerator.gradient_accumulation.steps=3"));
+  CHECK(contains(r.output, "--steps=10 (from " + (dir / "run.json") + ":3:12) is not a multiple of "
+                           "--accelerator.gradient_accumulation.steps=3: the run must end on an optimizer update"));
   CHECK_FALSE(fs::exists(dir / "run"));
 }
 
