@@ -131,6 +131,9 @@ void record_resolved_values(Config& config, Provenance& provenance, const Runtim
   if (runtime.multi_process() && config.get_string("distributed.comm") != selection.comm)
     provenance.add_note("distributed.comm",
                         "resolves to " + selection.comm + " for --policy.device=" + config.get_string("policy.device"));
+  if (config.get_string("policy.device") == "cuda")
+    provenance.add_note("policy.device", "means cuda:" + std::to_string(runtime.local_rank) + " in this process (its local rank" +
+                                             (runtime.multi_process() ? ", from the environment)" : ")"));
   if (config.get_string("job_name").empty()) {
     config.set("job_name", selection.policy);
     provenance.add_note("job_name", "empty means the policy type");

@@ -199,3 +199,13 @@ TEST_CASE("a DeepSpeed config field is a source of its own, and one that contrad
   CHECK(contains(good.output, "# config file " + (dir / "agrees.json") + ":1:70 (zero_optimization.stage)\n"));
   CHECK(contains(good.output, "# config file " + (dir / "run.toml") + ":1:14\n"));  // batch_size, which agrees
 }
+
+TEST_CASE("--print_config says which device --policy.device=cuda means, without touching CUDA") {
+  TempDir dir("sk-print-cuda");
+  const auto r = train_with_env(dir, {"RANK=0", "WORLD_SIZE=2", "LOCAL_RANK=1", "LOCAL_WORLD_SIZE=2"},
+                                {"--policy.device=cuda", "--distributed.comm=gloo", "--print_config"});
+  INFO(r.output << r.errors);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.output, "# command line --policy.device; means cuda:1 in this process (its local rank, from "
+                           "the environment)\n"));
+}
