@@ -164,14 +164,12 @@ class FlatteningHandler {
 // no positions, so this walks the (already valid) text once more.
 class ValuePositions {
  public:
-  explicit ValuePositions(const std::string& text) : text_(text) {
-    value(false);
-  }
+  explicit ValuePositions(const std::string& text) : text_(text) { value(false); }
   const std::vector<std::size_t>& offsets() const { return offsets_; }
 
  private:
   void space() {
-    while (i_ < text_.size() && (text_[i_] == ' ' || text_[i_] == '\t' || text_[i_] == '\n' || text_[i_] == '\r')) ++i_;
+    while (i_ < text_.size() && std::string_view(" \t\r\n").find(text_[i_]) != std::string_view::npos) ++i_;
   }
   void string() {
     for (++i_; i_ < text_.size() && text_[i_] != '"'; ++i_)

@@ -108,10 +108,10 @@ std::string Provenance::json(const Config& config) const {
 void record_resolved_values(Config& config, Provenance& provenance, const Runtime& runtime,
                             const Selection& selection, const MeshShape& mesh, bool dry_run) {
   const std::string processes = std::to_string(runtime.world_size) + " processes";
-  const std::string world = dry_run ? "the degrees given (--dry_run)"
-                            : runtime.multi_process()
-                                ? world_size_variable(runtime) + "=" + std::to_string(runtime.world_size) + " in the environment"
-                                : "one process (no launcher variables in the environment)";
+  const std::string world_size = world_size_variable(runtime) + "=" + std::to_string(runtime.world_size);
+  const std::string world = dry_run                   ? "the degrees given (--dry_run)"
+                            : runtime.multi_process() ? world_size + " in the environment"
+                                                      : "one process (no launcher variables in the environment)";
   for (const auto& [key, degree] : {std::pair<const char*, int>{"parallelism.dp_replicate", mesh.dp_replicate},
                                     std::pair<const char*, int>{"parallelism.dp_shard", mesh.dp_shard}}) {
     const auto before = config.get_int(key);
@@ -119,7 +119,7 @@ void record_resolved_values(Config& config, Provenance& provenance, const Runtim
     config.set(key, static_cast<std::int64_t>(degree));
     const auto* source = provenance.find(key);
     if (!dry_run && runtime.multi_process() && (source == nullptr || source->origin == "default"))
-      provenance.set(key, Provenance::environment(world_size_variable(runtime) + "=" + std::to_string(runtime.world_size)),
+      provenance.set(key, Provenance::environment(world_size),
                      "the default " + std::to_string(before) + " resolved for " + processes);
     else
       provenance.add_note(key, std::to_string(before) + " resolved to " + std::to_string(degree) + " for " + world);
@@ -132,7 +132,8 @@ void record_resolved_values(Config& config, Provenance& provenance, const Runtim
     provenance.add_note("distributed.comm",
                         "resolves to " + selection.comm + " for --policy.device=" + config.get_string("policy.device"));
   if (config.get_string("policy.device") == "cuda")
-    provenance.add_note("policy.device", "means cuda:" + std::to_string(runtime.local_rank) + " in this process (its local rank" +
+    provenance.add_note("policy.device", "means cuda:" + std::to_string(runtime.local_rank) +
+                                             " in this process (its local rank" +
                                              (runtime.multi_process() ? ", from the environment)" : ")"));
   if (config.get_string("job_name").empty()) {
     config.set("job_name", selection.policy);
