@@ -24,11 +24,6 @@ std::optional<Value> convert_option(const SchemaEntry& entry, const Value& raw,
 /// "command line" for a flag's origin ("--key"), else the origin itself.
 std::string describe_origin(const std::string& origin);
 
-/// Up to `limit` known keys close to `key`, closest first (for "did you mean").
-std::vector<std::string> closest_keys(const std::string& key,
-                                      const std::vector<std::string>& known,
-                                      std::size_t limit = 3);
-
 /// Line and column (both from 1) of byte `offset` in `text`.
 std::pair<std::size_t, std::size_t> line_column(const std::string& text, std::size_t offset);
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config_internal.hpp"
@@ -30,6 +31,8 @@ class FlatteningHandler {
 
   /// Set when the document is valid JSON but not a valid configuration.
   const std::string& problem() const { return problem_; }
+  /// The keys stored, in document order (one per scalar or array value).
+  const std::vector<std::string>& stored() const { return stored_; }
 
   bool on_document_begin(json::error_code&) { return true; }
   bool on_document_end(json::error_code&) { return true; }
@@ -131,6 +134,7 @@ class FlatteningHandler {
     if (in_array_) return fail(ec, "arrays may only hold strings");
     auto [it, inserted] = out_->emplace(key_, RawValue{std::move(value), origin_});
     if (!inserted) return fail(ec, "key given twice");
+    stored_.push_back(key_);
     return true;
   }
   bool fail(json::error_code& ec, const std::string& what) {
@@ -152,6 +156,57 @@ class FlatteningHandler {
   bool in_array_ = false;
   std::vector<std::string> items_;
   std::string problem_;
+  std::vector<std::string> stored_;
+};
+
+// Where each stored value of a document the parser accepted starts: scalars outside arrays
+// and arrays, in document order, as FlatteningHandler stores them. The SAX parser reports
+// no positions, so this walks the (already valid) text once more.
+class ValuePositions {
+ public:
+  explicit ValuePositions(const std::string& text) : text_(text) { value(false); }
+  const std::vector<std::size_t>& offsets() const { return offsets_; }
+
+ private:
+  void space() {
+    while (i_ < text_.size() && std::string_view(" \t\r\n").find(text_[i_]) != std::string_view::npos) ++i_;
+  }
+  void string() {
+    for (++i_; i_ < text_.size() && text_[i_] != '"'; ++i_)
+      if (text_[i_] == '\\') ++i_;
+    ++i_;
+  }
+  // Members of an object or items of an array, up to the closing bracket.
+  void members(char close, bool keyed) {
+    ++i_;
+    while (true) {
+      space();
+      if (i_ >= text_.size() || text_[i_] == close) break;
+      if (keyed) {
+        string();
+        space();
+        ++i_;  // ':'
+      }
+      value(!keyed);
+      space();
+      if (i_ < text_.size() && text_[i_] == ',') ++i_;
+    }
+    ++i_;
+  }
+  void value(bool in_array) {
+    space();
+    if (i_ >= text_.size()) return;
+    const char c = text_[i_];
+    if (c == '{') return members('}', true);
+    if (!in_array) offsets_.push_back(i_);
+    if (c == '[') return members(']', false);
+    if (c == '"') return string();
+    while (i_ < text_.size() && std::string_view(",}] \t\r\n").find(text_[i_]) == std::string_view::npos) ++i_;
+  }
+
+  const std::string& text_;
+  std::size_t i_ = 0;
+  std::vector<std::size_t> offsets_;
 };
 
 // Boost.JSON calls most mistakes just "syntax error": name the character it stopped at.
@@ -191,6 +246,15 @@ RawConfig parse_json_document(const std::string& text, const std::string& name) 
     throw ConfigError(name + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " +
                       (problem.empty() ? "JSON syntax error: " + syntax_problem(text, consumed, ec)
                                        : problem));
+  }
+  // Each value's origin is its own position, so that a type error names its line and column.
+  const auto& stored = parser.handler().stored();
+  const ValuePositions positions(text);
+  if (positions.offsets().size() == stored.size()) {
+    for (std::size_t k = 0; k < stored.size(); ++k) {
+      const auto [line, column] = line_column(text, positions.offsets()[k]);
+      out.at(stored[k]).origin = name + ":" + std::to_string(line) + ":" + std::to_string(column);
+    }
   }
   return out;
 }

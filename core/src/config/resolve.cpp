@@ -1,8 +1,9 @@
-// resolve(): checks every given key, type and range against the schema and fills defaults.
+// resolve() and resolve_all(): check every given key, type and range against the schema and fill defaults.
 #include <string>
 #include <vector>
 
 #include "config_internal.hpp"
+#include "shardkit/config_resolution.hpp"
 #include "shardkit/error.hpp"
 
 namespace shardkit {
@@ -15,7 +16,7 @@ std::string unknown_key_message(const Schema& schema, const std::vector<std::str
   std::vector<std::string> known;
   for (const auto& e : schema.entries()) known.push_back(e.key);
   known.insert(known.end(), extras.begin(), extras.end());
-  const auto close = config_detail::closest_keys(key, known);
+  const auto close = closest_names(key, known);
   std::string message = "unknown option --" + key + " (from " + describe_origin(raw.origin) + "); ";
   if (close.empty()) return message + "see --help for the accepted options";
   message += close.size() == 1 ? "did you mean " : "did you mean one of ";
@@ -75,13 +76,37 @@ Config resolve(const Schema& schema, const RawConfig& file, const RawConfig& fla
     errors.push_back(unknown_key_message(schema, schema.extra_, key, raw));
   }
 
-  if (errors.size() == 1) throw ConfigError(errors.front());
-  if (!errors.empty()) {
-    std::string message = std::to_string(errors.size()) + " configuration errors:";
-    for (const auto& e : errors) message += "\n  " + e;
-    throw ConfigError(message);
-  }
+  throw_config_errors(errors);
   return config;
+}
+
+void throw_config_errors(const std::vector<std::string>& errors) {
+  if (errors.empty()) return;
+  if (errors.size() == 1) throw ConfigError(errors.front());
+  std::string message = std::to_string(errors.size()) + " configuration errors:";
+  for (const auto& e : errors) message += "\n  " + e;
+  throw ConfigError(message);
+}
+
+Resolution resolve_all(const Schema& schema, const RawConfig& file, const RawConfig& flags) {
+  RawConfig given = file;
+  for (const auto& [key, raw] : flags) given[key] = raw;  // flags win
+  // Each given value on its own: resolve() words the problem, and only valid values go on.
+  Resolution out;
+  RawConfig valid;
+  for (const auto& [key, raw] : given) {
+    try {
+      resolve(schema, {}, RawConfig{{key, raw}});
+      valid.emplace(key, raw);
+    } catch (const ConfigError& e) {
+      out.errors.push_back(e.what());
+      if (schema.find(key) != nullptr) out.refused.insert(key);
+    }
+  }
+  out.config = resolve(schema, {}, valid);
+  for (const auto& [key, value] : out.config.values()) out.origins[key] = "default";
+  for (const auto& [key, raw] : valid) out.origins[key] = raw.origin;
+  return out;
 }
 
 }  // namespace shardkit

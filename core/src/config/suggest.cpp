@@ -1,10 +1,11 @@
-// "Did you mean" support: Levenshtein distance and the closest known keys to a mistyped one.
+// "Did you mean" support: Levenshtein distance and the closest known names to a mistyped one.
 #include <algorithm>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "config_internal.hpp"
+#include "shardkit/config_resolution.hpp"
 
 namespace shardkit {
 
@@ -25,20 +26,32 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
-namespace config_detail {
+namespace {
 
-std::vector<std::string> closest_keys(const std::string& key,
-                                      const std::vector<std::string>& known,
-                                      std::size_t limit) {
-  // Close enough to be a typo: a third of the key's length, at least 2 edits, at most 4.
-  const std::size_t threshold = std::clamp<std::size_t>(key.size() / 3, 2, 4);
+// Whether `a` becomes `b` by swapping two neighbouring characters ("mpl" and "mlp"), the
+// commonest typo, which Levenshtein counts as two edits.
+bool one_swap_apart(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  std::size_t i = 0;
+  while (i < a.size() && a[i] == b[i]) ++i;
+  return i + 1 < a.size() && a[i] == b[i + 1] && a[i + 1] == b[i] &&
+         a.compare(i + 2, std::string::npos, b, i + 2, std::string::npos) == 0;
+}
+
+}  // namespace
+
+std::vector<std::string> closest_names(const std::string& key, const std::vector<std::string>& known,
+                                       std::size_t limit) {
+  // Close enough to be a typo: a third of the key's length, at least 2 edits, at most 4; a
+  // word of 3 characters or fewer only 1 edit (or one swap), else "foo" would suggest "good".
+  const std::size_t threshold = key.size() <= 3 ? 1 : std::clamp<std::size_t>(key.size() / 3, 2, 4);
   struct Candidate {
     std::size_t distance;
     std::string key;
   };
   std::vector<Candidate> candidates;
   for (const auto& k : known) {
-    std::size_t d = edit_distance(key, k);
+    std::size_t d = one_swap_apart(key, k) ? 1 : edit_distance(key, k);
     // "--lr" for "--optimizer.lr": the given key is the last part of a known one.
     const bool suffix = k.size() > key.size() + 1 &&
                         k.compare(k.size() - key.size(), key.size(), key) == 0 &&
@@ -55,6 +68,8 @@ std::vector<std::string> closest_keys(const std::string& key,
   }
   return out;
 }
+
+namespace config_detail {
 
 std::string describe_origin(const std::string& origin) {
   return origin.rfind("--", 0) == 0 ? "command line" : origin;

@@ -3,6 +3,7 @@
 
 #include "library.hpp"
 #include "loader_internal.hpp"
+#include "shardkit/config_resolution.hpp"
 #include "shardkit/error.hpp"
 
 namespace shardkit {
@@ -32,7 +33,11 @@ const LoadedPlugin& Registry::get(const std::string& kind, const std::string& na
   if (list.empty())
     list = "none (no " + kind +
            " plugin was found; check --plugins, --plugin_path and SHARDKIT_PLUGIN_PATH)";
-  throw ConfigError("unknown " + kind + " '" + name + "'; available: " + list);
+  std::string suggestion;
+  for (const auto& close : closest_names(name, available))
+    suggestion += (suggestion.empty() ? "did you mean '" : "' or '") + close;
+  if (!suggestion.empty()) suggestion += "'? ";
+  throw ConfigError("unknown " + kind + " '" + name + "'; " + suggestion + "available: " + list);
 }
 
 std::vector<std::string> Registry::names(const std::string& kind) const {

@@ -65,9 +65,9 @@ DeepSpeedConfig apply_deepspeed_config(const std::string& path, const RawConfig&
       if (is_auto(value)) continue;
       if (const auto* given = explicit_value(flags, file, mapping->shardkit)) {
         if (!same(given->value, value))
-          throw ConfigError(raw.origin + ": " + key + "=" + to_string(value) + " contradicts " + given->origin + "=" +
-                            to_string(given->value) +
-                            (given->origin.rfind("--", 0) == 0 ? "" : std::string(" (--") + mapping->shardkit + ")") +
+          throw ConfigError(raw.origin + ": " + key + "=" + to_string(value) + " contradicts --" + mapping->shardkit +
+                            "=" + to_string(given->value) +
+                            (given->origin.rfind("--", 0) == 0 ? "" : " (from " + given->origin + ")") +
                             "; make them agree, or write \"auto\" in " +
                             path + " to take shardkit's value");
         continue;

@@ -10,11 +10,14 @@
 #include <iostream>
 #include <sstream>
 
+#include "shardkit/config_resolution.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/logging.hpp"
 #include "deepspeed_config.hpp"
 #include "device.hpp"
+#include "config_provenance.hpp"
 #include "dry_run.hpp"
+#include "option_checks.hpp"
 #include "preemption.hpp"
 #include "resume_location.hpp"
 #include "trainer.hpp"
@@ -127,7 +130,8 @@ void print_help(const Registry& registry, const Schema& schema, const RawConfig&
 /// `configured` once the configuration is accepted and the run starts to be built.
 int run(int argc, char** argv, bool& multi_process, bool& configured) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  const RawConfig flags = parse_flags(args);
+  // `--save-freq` is `--save_freq`; both at once is an error naming them.
+  const RawConfig flags = canonical_spellings(parse_flags(args));
   Runtime runtime = Runtime::from_environment();
   multi_process = runtime.multi_process();
   set_log_rank(runtime.rank, runtime.world_size);
@@ -152,16 +156,18 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
       // expected-path message rather than a parse error.
       train::locate_resume(config_path, flags, {});
     }
-    file = load_config_file(config_path);
+    file = canonical_spellings(load_config_file(config_path));
     file.erase("resume");
     if (resume) {
+      // Said in errors and by --print_config: these values are the checkpoint's, not the user's.
+      for (auto& [key, value] : file) value.origin = train::Provenance::saved(value.origin);
       // The run continues in the folder that holds the checkpoint, wherever it was
       // started from and wherever the run folder was copied.
       const auto where = train::locate_resume(config_path, flags, file);
       resume_dir = where.checkpoint_dir;
       resume_notice = where.notice;
       train::check_checkpoint_dir(resume_dir);
-      file["output_dir"] = RawValue{where.run_dir, "the checkpoint's run folder"};
+      file["output_dir"] = RawValue{where.run_dir, train::Provenance::saved("(the run folder that holds the checkpoint)")};
     }
   }
 
@@ -174,6 +180,7 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
                         "point it at <run>/checkpoints/<step>/pretrained_model");
     for (auto& [key, value] : load_config_file(saved)) {
       if (key == "path" || key == "device") continue;
+      value.origin = train::Provenance::saved(value.origin);
       file.emplace("policy." + key, std::move(value));  // never over the file's own values
     }
   }
@@ -244,28 +251,34 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
   train::DeepSpeedConfig deepspeed;
   if (!deepspeed_path.empty()) deepspeed = train::apply_deepspeed_config(deepspeed_path, flags, file);
 
-  Config config = resolve(schema, file, flags);
+  auto resolution = resolve_all(schema, file, flags);
+  train::Provenance provenance(resolution.origins);
+  Config& config = resolution.config;
+  train::record_resolved_values(config, provenance, runtime, selection, mesh, dry_run);
+  // A flag over a file value is the usual layering, not a conflict; the record says what it replaced.
+  for (const auto& [key, raw] : flags)
+    if (const auto it = file.find(key); it != file.end() && !resolution.refused.count(key))
+      provenance.add_note(key, "over " + to_string(it->second.value) + " from " + it->second.origin);
+  // Every problem at once: each option's own, then those across options.
+  auto errors = resolution.errors;
+  train::check_across_options(resolution, provenance, deepspeed, runtime.world_size, errors);
+  throw_config_errors(errors);
+
+  if (config.get_bool("print_config")) {
+    if (runtime.is_main())
+      std::cout << "# shardkit-train: the resolved configuration; after '#', where each value came from.\n"
+                   "# Nothing was trained and no folder was created.\n"
+                << provenance.text(config) << std::flush;
+    return 0;
+  }
   set_info_ranks(runtime.rank, config.get_bool("log_all_ranks"));
   if (!resume_notice.empty()) logger()->info("{}", resume_notice);
   if (!newest_notice.empty()) logger()->warn("{}", newest_notice);
-  if (const auto job = config.get_string("job_name"); job.find('/') != std::string::npos || job.find("..") != std::string::npos)
-    throw ConfigError("--job_name=" + job + " names a folder path; the job name becomes part of the run "
-                      "folder's name: use one without '/' or '..' (choose the folder with --output_dir)");
-  const auto accum = config.get_int("accelerator.gradient_accumulation.steps");
-  train::check_deepspeed_batch(deepspeed, config.get_int("batch_size"), accum, runtime.world_size);
   if (!deepspeed.ignored.empty() && runtime.rank == 0) {
     std::string fields;
     for (const auto& f : deepspeed.ignored) fields += (fields.empty() ? "" : ", ") + f;
     logger()->warn("{}: shardkit does not implement these DeepSpeed fields and ignores them: {}", deepspeed_path, fields);
   }
-  if (config.get_int("save_freq") % accum != 0)
-    throw ConfigError("--save_freq=" + std::to_string(config.get_int("save_freq")) +
-                      " is not a multiple of --accelerator.gradient_accumulation.steps=" +
-                      std::to_string(accum) + ": checkpoints are taken only at optimizer updates");
-  if (config.get_int("steps") % accum != 0)
-    throw ConfigError("--steps=" + std::to_string(config.get_int("steps")) +
-                      " is not a multiple of --accelerator.gradient_accumulation.steps=" +
-                      std::to_string(accum) + ": the run must end on an optimizer update");
 
   // The device and its transport are settled before any rank joins the run.
   runtime.device = train::resolve_device(config.get_string("policy.device"), runtime.local_rank);
@@ -275,7 +288,7 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
 
   train::install_preemption_handler();
   configured = true;
-  train::Trainer trainer(std::move(config), registry, runtime, selection, mesh, resume_dir);
+  train::Trainer trainer(std::move(config), registry, runtime, selection, mesh, resume_dir, std::move(provenance));
   return train::exit_code_after_stop(trainer.run());
 }
 

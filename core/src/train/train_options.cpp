@@ -26,6 +26,7 @@ const std::vector<OptionSpec> kCoreOptions = {
     {"output_dir", T::String, "", "Run folder; empty = outputs/train/<date>/<time>_<job_name>", nullptr, nullptr, nullptr},
     {"job_name", T::String, "", "Name of the run; empty = the policy type", nullptr, nullptr, nullptr},
     {"resume", T::Bool, "false", "Continue the run whose train_config.json is --config_path (or <output_dir>/checkpoints/last)", nullptr, nullptr, nullptr},
+    {"print_config", T::Bool, "false", "Print every resolved option with where its value came from (default, config file and line, flag, environment, saved config) and exit, without training or creating the output folder", nullptr, nullptr, nullptr},
     {"dry_run", T::Bool, "false", "Print the per-rank memory plan for the backend and degrees given (--parallelism.*) and exit, without training or other processes", nullptr, nullptr, nullptr},
     {"log_all_ranks", T::Bool, "false", "Print info lines from every rank (default: rank 0 only; every rank prints its warnings and errors)", nullptr, nullptr, nullptr},
     {"num_threads", T::Int, "0", "Intra-op threads per process (0 = LibTorch's default)", "0", nullptr, nullptr},

@@ -40,8 +40,13 @@ double seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 }  // namespace
 
 Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime,
-                 const Selection& selection, const MeshShape& mesh, std::string resume_dir)
-    : config_(std::move(config)), registry_(registry), runtime_(runtime), selection_(selection) {
+                 const Selection& selection, const MeshShape& mesh, std::string resume_dir,
+                 Provenance provenance)
+    : config_(std::move(config)),
+      provenance_(std::move(provenance)),
+      registry_(registry),
+      runtime_(runtime),
+      selection_(selection) {
   auto log = logger();
   // Counted from here on, so the end of the run can report the peak of tensor memory.
   if (runtime_.device == "cpu") install_cpu_tensor_counter();
@@ -51,11 +56,7 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   log_freq_ = config_.get_int("log_freq");
   save_freq_ = config_.get_int("save_freq");
 
-  if (config_.get_string("job_name").empty()) config_.set("job_name", selection_.policy);
   join_run(mesh);
-  // Record the resolved degrees (train_config.json shows the topology that ran).
-  config_.set("parallelism.dp_replicate", static_cast<std::int64_t>(mesh.dp_replicate));
-  config_.set("parallelism.dp_shard", static_cast<std::int64_t>(mesh.dp_shard));
   output_dir_ = config_.get_string("output_dir");
   if (output_dir_.empty()) {
     // The default folder is named after the clock: rank 0's name for everyone.
@@ -312,6 +313,7 @@ void Trainer::save_checkpoint(std::int64_t step) {
   std::map<std::string, std::string> files{
       {"pretrained_model/config.json", config_.section("policy.").to_json()},
       {"pretrained_model/train_config.json", config_.to_json()},
+      {kProvenanceFile, provenance_.json(config_)},
       {"training_state/training_step.json", training_step_json(training_step_record(step))},
       {"training_state/scheduler_state.json", scheduler_->state_json(step)},
       {"training_state/optimizer_param_groups.json", optimizer_->param_groups_json(lr)}};

@@ -7,6 +7,7 @@
 
 #include "checkpoint_io.hpp"
 #include "checkpointer.hpp"
+#include "config_provenance.hpp"
 #include "data_loader.hpp"
 #include "metrics_log.hpp"
 #include "run_lock.hpp"
@@ -36,8 +37,11 @@ class Trainer {
   /// `resume_dir` is the checkpoint folder to continue from ("" for a fresh run).
   /// `mesh` is the resolved topology; with more than one process the trainer joins the
   /// run through the selected comm plugin before anything else.
+  /// `provenance` says where each value of `config` came from; checkpoints keep it beside
+  /// train_config.json.
   Trainer(Config config, const Registry& registry, const Runtime& runtime,
-          const Selection& selection, const MeshShape& mesh, std::string resume_dir);
+          const Selection& selection, const MeshShape& mesh, std::string resume_dir,
+          Provenance provenance = {});
   /// Trains; returns the signal (SIGTERM or SIGINT) that stopped the run after a
   /// checkpoint, or 0 when every step ran.
   int run();
@@ -65,6 +69,7 @@ class Trainer {
 
   RunLock run_lock_;  ///< first member: released (and a failed start cleaned up) last
   Config config_;
+  Provenance provenance_;
   const Registry& registry_;
   Runtime runtime_;
   Selection selection_;

@@ -47,7 +47,7 @@ TEST_CASE("a DeepSpeed field that contradicts a flag, mixed precision and a wron
   auto r = launch(2, tiny_run(dir / "a", with_config(contradict, {"--batch_size=8"})));
   INFO(r.output);
   CHECK(r.exit_code == 2);
-  CHECK(contains(r.output, "a.json: train_micro_batch_size_per_gpu=4 contradicts --batch_size=8; make them agree"));
+  CHECK(contains(r.output, "a.json:1:36: train_micro_batch_size_per_gpu=4 contradicts --batch_size=8; make them agree"));
 
   const auto bf16 = write_config(dir / "b.json", R"({"bf16": {"enabled": true}})");
   r = launch(2, tiny_run(dir / "b", with_config(bf16)));

@@ -92,7 +92,42 @@ TEST_CASE("a JSON file flattens into typed dotted keys", "[config][file]") {
   CHECK(std::get<std::string>(raw.at("policy.type").value) == "act");
   CHECK(std::get<std::string>(raw.at("empty").value).empty());
   CHECK(std::get<double>(raw.at("one").value) == 1.0);  // 1.0 stays a float
-  CHECK(raw.at("steps").origin == file.path());
+  // Each value's origin is the line and column where the value starts.
+  CHECK(raw.at("steps").origin == file.path() + ":2:12");
+  CHECK(raw.at("plugins").origin == file.path() + ":4:14");
+  CHECK(raw.at("optimizer.lr").origin == file.path() + ":5:23");
+  CHECK(raw.at("optimizer.betas.b1").origin == file.path() + ":5:45");
+  CHECK(raw.at("empty").origin == file.path() + ":7:12");
+}
+
+TEST_CASE("JSON positions are right after strings holding quotes, commas and brackets", "[config][file]") {
+  const TempFile file("tricky.json", "{\"a\": \"x,]}\\\"\", \"b\": [\"[\", \"]\"], \"c\": true}");
+  const auto raw = load_config_file(file.path());
+  REQUIRE(raw.size() == 3);
+  CHECK(std::get<std::string>(raw.at("a").value) == "x,]}\"");
+  CHECK(raw.at("a").origin == file.path() + ":1:7");
+  CHECK(std::get<std::string>(raw.at("b").value) == "[,]");
+  CHECK(raw.at("b").origin == file.path() + ":1:22");
+  CHECK(raw.at("c").origin == file.path() + ":1:39");
+}
+
+TEST_CASE("a JSON value of the wrong type is reported at its line and column", "[config][file]") {
+  const TempFile file("run.json", "{\n  \"steps\": \"ten\",\n  \"optimizer\": {\"lr\": true}\n}\n");
+  static const shardkit::OptionSpec kOptions[] = {
+      {"steps", shardkit::OptionType::Int, "100", "Loop steps", "1", nullptr, nullptr},
+      {"optimizer.lr", shardkit::OptionType::Float, "0.001", "Learning rate", "0", nullptr, nullptr},
+  };
+  shardkit::Schema schema;
+  schema.add("", kOptions, 2, "core");
+  std::string message;
+  try {
+    shardkit::resolve(schema, load_config_file(file.path()), {});
+  } catch (const ConfigError& e) {
+    message = e.what();
+  }
+  CHECK_THAT(message, Catch::StartsWith("2 configuration errors:"));
+  CHECK_THAT(message, Catch::Contains("--optimizer.lr=true (from " + file.path() + ":3:23): expected a finite number"));
+  CHECK_THAT(message, Catch::Contains("--steps=ten (from " + file.path() + ":2:12): expected an integer"));
 }
 
 TEST_CASE("the file's extension picks the parser; others are refused", "[config][file]") {

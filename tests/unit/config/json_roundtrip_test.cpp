@@ -36,7 +36,7 @@ void check_round_trip(const Config& config) {
     } else {
       CHECK(it->second.value == value);
     }
-    CHECK(it->second.origin == "train_config.json");
+    CHECK_THAT(it->second.origin, Catch::Matches("train_config\\.json:[0-9]+:[0-9]+"));
   }
 }
 

@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <iterator>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "shardkit/config.hpp"
+#include "shardkit/config_resolution.hpp"
 #include "shardkit/error.hpp"
 
 using shardkit::Config;
@@ -294,4 +296,55 @@ TEST_CASE("Config getters name the key on a missing or mistyped value", "[config
   CHECK(policy.get_float("act.dim") == 1.5);
   CHECK(config.section("policy").values().size() == 2);
   CHECK(config.section("policy.act.").values().size() == 1);
+}
+
+TEST_CASE("resolve_all returns every problem, the refused keys and each value's origin", "[config][resolve]") {
+  const auto resolution = shardkit::resolve_all(make_schema(), file_values("optimizer.lr", Value{0.5}),
+                                                parse_flags({"--steps=abc", "--scheduler.type=cosine"}));
+  REQUIRE(resolution.errors.size() == 1);
+  CHECK_THAT(resolution.errors.front(), Catch::Contains("--steps=abc (from command line): expected an integer"));
+  CHECK(resolution.refused == std::set<std::string>{"steps"});
+  // A refused value leaves the default in place, and says so.
+  CHECK(resolution.config.get_int("steps") == 100);
+  CHECK(resolution.origins.at("steps") == "default");
+  CHECK(resolution.origins.at("optimizer.lr") == "cfg.toml:3:7");
+  CHECK(resolution.config.get_float("optimizer.lr") == 0.5);
+  CHECK(resolution.origins.at("scheduler.type") == "--scheduler.type");
+  CHECK(resolution.origins.at("output_dir") == "default");
+  CHECK(resolution.origins.count("seed") == 0);  // no default, not given: no value
+  CHECK_THROWS_WITH(shardkit::throw_config_errors(resolution.errors), resolution.errors.front());
+  CHECK_NOTHROW(shardkit::throw_config_errors({}));
+}
+
+TEST_CASE("an option may be spelled with '-' for '_', but not both ways at once", "[config][resolve]") {
+  const auto one = shardkit::canonical_spellings(parse_flags({"--output-dir=x", "--policy.hidden-dim=3"}));
+  CHECK(one.count("output_dir") == 1);
+  CHECK(one.at("output_dir").origin == "--output-dir");  // errors still show what was typed
+  const Config config = shardkit::resolve(make_schema(), {}, one);
+  CHECK(config.get_string("output_dir") == "x");
+  CHECK(config.get_int("policy.hidden_dim") == 3);
+
+  std::string message;
+  try {
+    shardkit::canonical_spellings(parse_flags({"--output-dir=a", "--output_dir=b", "--steps=3"}));
+  } catch (const ConfigError& e) {
+    message = e.what();
+  }
+  CHECK(message ==
+        "--output-dir=a (from command line) and --output_dir=b (from command line) are two spellings of "
+        "the option --output_dir; give it once");
+  // In a file, both spellings are named with their positions.
+  const RawConfig file = {{"save-freq", RawValue{Value{std::int64_t{5}}, "run.toml:2:13"}},
+                          {"save_freq", RawValue{Value{std::int64_t{10}}, "run.toml:3:13"}}};
+  CHECK_THROWS_WITH(shardkit::canonical_spellings(file),
+                    Catch::Contains("--save-freq=5 (from run.toml:2:13) and --save_freq=10 (from run.toml:3:13)"));
+}
+
+TEST_CASE("closest_names counts a swap of neighbours as one edit and is strict with short words",
+          "[config][suggest]") {
+  const std::vector<std::string> policies = {"act", "good", "llama", "mlp"};
+  CHECK(shardkit::closest_names("mpl", policies) == std::vector<std::string>{"mlp"});
+  CHECK(shardkit::closest_names("lama", policies) == std::vector<std::string>{"llama"});
+  CHECK(shardkit::closest_names("foo", policies).empty());  // 2 edits of 3 letters is not a typo
+  CHECK(shardkit::closest_names("ac", policies) == std::vector<std::string>{"act"});
 }

@@ -66,6 +66,18 @@ TEST_CASE("an unknown name lists the available ones", "[plugin][create]") {
                     Contains("unknown backend 'ddp'; available: none"));
 }
 
+TEST_CASE("a mistyped plugin name gets a did-you-mean over the plugins of that kind", "[plugin][create]") {
+  Registry registry;
+  registry.load_file(fixture("throws"));
+  registry.load_file(fixture("good"));
+  CHECK_THROWS_WITH(registry.get("policy", "godo"),
+                    "unknown policy 'godo'; did you mean 'good'? available: good, throws");
+  CHECK_THROWS_WITH(registry.get("policy", "throw"),
+                    "unknown policy 'throw'; did you mean 'throws'? available: good, throws");
+  // A plugin of another kind is not suggested.
+  CHECK_THROWS_WITH(registry.get("dataset", "good"), Contains("unknown dataset 'good'; available: none"));
+}
+
 TEST_CASE("a throwing factory gives a PluginError naming the plugin", "[plugin][create]") {
   Registry registry;
   registry.load_file(fixture("throws"));

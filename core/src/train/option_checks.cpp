@@ -1,0 +1,49 @@
+// Checks across options: each message names every value involved and where it came from.
+#include "option_checks.hpp"
+
+#include "shardkit/error.hpp"
+
+namespace shardkit::train {
+
+std::string describe_value(const Config& config, const Provenance& provenance, const std::string& key) {
+  std::string text = "--" + key + "=" + to_string(config.get(key));
+  const auto* source = provenance.find(key);
+  const auto kind = Provenance::kind_of(source ? source->origin : "default");
+  if (kind == "default") return text + " (default)";
+  if (kind == "command line") return text;
+  return text + " (from " + source->origin + ")";
+}
+
+void check_across_options(const Resolution& resolution, const Provenance& provenance,
+                          const DeepSpeedConfig& deepspeed, int world_size, std::vector<std::string>& errors) {
+  const Config& config = resolution.config;
+  const auto valid = [&](std::initializer_list<const char*> keys) {
+    for (const auto* key : keys)
+      if (resolution.refused.count(key) || !config.has(key)) return false;
+    return true;
+  };
+  const auto value = [&](const char* key) { return describe_value(config, provenance, key); };
+
+  const char* const kAccum = "accelerator.gradient_accumulation.steps";
+  if (valid({"job_name"})) {
+    const auto job = config.get_string("job_name");
+    if (job.find('/') != std::string::npos || job.find("..") != std::string::npos)
+      errors.push_back(value("job_name") + " names a folder path; the job name becomes part of the run "
+                       "folder's name: use one without '/' or '..' (choose the folder with --output_dir)");
+  }
+  if (valid({"save_freq", kAccum}) && config.get_int("save_freq") % config.get_int(kAccum) != 0)
+    errors.push_back(value("save_freq") + " is not a multiple of " + value(kAccum) +
+                     ": checkpoints are taken only at optimizer updates");
+  if (valid({"steps", kAccum}) && config.get_int("steps") % config.get_int(kAccum) != 0)
+    errors.push_back(value("steps") + " is not a multiple of " + value(kAccum) +
+                     ": the run must end on an optimizer update");
+  if (valid({"batch_size", kAccum})) {
+    try {
+      check_deepspeed_batch(deepspeed, config.get_int("batch_size"), config.get_int(kAccum), world_size);
+    } catch (const ConfigError& e) {
+      errors.push_back(e.what());
+    }
+  }
+}
+
+}  // namespace shardkit::train
