@@ -1,0 +1,57 @@
+// ACT trains on the tiny LeRobot dataset through the launcher (2 processes, ddp and fsdp), and
+// its checkpoint holds LeRobot's keys.
+#include <torch/torch.h>  // before Catch, so that CHECK is Catch's
+
+#include <catch2/catch.hpp>
+
+#include "../distributed/launch.hpp"
+#include "shardkit/safetensors.hpp"
+
+using namespace shardkit::test;
+
+namespace {
+
+std::vector<std::string> act_run(const std::string& out, const std::string& backend, const std::string& format) {
+  return {"--output_dir=" + out, "--policy.type=act", "--dataset.type=lerobot", "--dataset.repo_id=tiny/video",
+          "--dataset.root=" + std::string(SHARDKIT_SOURCE_DIR) + "/tests/data/lerobot-tiny-v3/video",
+          "--policy.pretrained_backbone_weights=null", "--policy.dim_model=32", "--policy.n_heads=4",
+          "--policy.dim_feedforward=64", "--policy.n_encoder_layers=2", "--policy.n_vae_encoder_layers=1",
+          "--policy.chunk_size=10", "--policy.n_action_steps=10", "--policy.kl_weight=1", "--steps=24",
+          "--batch_size=4", "--log_freq=1", "--optimizer.lr=3e-4", "--seed=3", "--num_threads=1",
+          "--distributed_backend=" + backend, "--checkpoint_format=" + format, "--distributed.timeout_s=120"};
+}
+
+/// The mean of the first and of the last six logged losses.
+std::pair<double, double> first_and_last(const std::vector<double>& l) {
+  REQUIRE(l.size() >= 12);
+  double a = 0, b = 0;
+  for (std::size_t i = 0; i < 6; ++i) {
+    a += l[i] / 6;
+    b += l[l.size() - 1 - i] / 6;
+  }
+  return {a, b};
+}
+
+}  // namespace
+
+TEST_CASE("act trains on a LeRobot dataset under ddp and fsdp, 2 processes") {
+  for (const auto& [backend, format] : {std::pair{"ddp", "safetensors"}, std::pair{"fsdp", "dcp"}}) {
+    TempDir dir("sk-act-train");
+    const auto r = launch(2, act_run(dir / "run", backend, format));
+    INFO(backend << "\n" << r.output);
+    REQUIRE(r.exit_code == 0);
+    const auto [first, last] = first_and_last(losses(dir / "run"));
+    CHECK(last < 0.7 * first);
+    CHECK(contains(r.output, "policy act ("));
+    CHECK(contains(r.output, "l1_loss"));
+    CHECK(contains(r.output, "kld_loss"));
+    if (std::string(format) == "safetensors") {
+      // LeRobot's layout: every key under model., the camera backbone and the VAE encoder included.
+      const auto file = shardkit::safetensors::File::open(dir / "run/checkpoints/last/pretrained_model/model.safetensors");
+      const auto names = file.names();
+      CHECK(std::all_of(names.begin(), names.end(), [](const std::string& n) { return n.rfind("model.", 0) == 0; }));
+      CHECK(std::count(names.begin(), names.end(), "model.backbone.layer4.1.bn2.running_var") == 1);
+      CHECK(std::count(names.begin(), names.end(), "model.vae_encoder.layers.0.self_attn.in_proj_weight") == 1);
+    }
+  }
+}
