@@ -143,9 +143,18 @@ void load_rng_state(const std::string& path) {
 
 void publish_checkpoint(const std::string& tmp, const std::string& final_dir) {
   std::error_code ec;
-  if (fs::exists(final_dir)) fs::remove_all(final_dir, ec);  // re-saving a step after resume
+  // Re-saving a step (after a resume): the old copy is moved aside, not deleted, until the new
+  // one is in place, so that a kill in between leaves one complete copy (restored on resume).
+  const auto old = fs::path(final_dir).parent_path() / (".old-" + fs::path(final_dir).filename().string());
+  const bool replacing = fs::exists(final_dir);
+  if (replacing) {
+    fs::remove_all(old, ec);
+    fs::rename(final_dir, old, ec);
+    if (ec) throw FormatError("cannot move the previous " + final_dir + " aside: " + ec.message());
+  }
   fs::rename(tmp, final_dir, ec);
   if (ec) throw FormatError("cannot move checkpoint " + tmp + " to " + final_dir + ": " + ec.message());
+  if (replacing) fs::remove_all(old, ec);
   const auto parent = fs::path(final_dir).parent_path();
   sync_directory(parent.string());
   const auto link_tmp = parent / ".last.tmp";

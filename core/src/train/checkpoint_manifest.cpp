@@ -105,7 +105,7 @@ std::string manifest_problem(const std::string& dir, Verify how) {
     const auto file = fs::path(dir) / std::string(name);
     std::error_code ec;
     const auto size = fs::file_size(file, ec);
-    if (ec) return std::string(name) + " is missing (listed in its manifest)";
+    if (ec) return std::string(name) + " is missing or unreadable (its manifest lists it)";
     try {
       const auto want = entry.as_object().at("size").to_number<std::uint64_t>();
       if (size != want)
@@ -140,16 +140,55 @@ std::string newest_complete_checkpoint(const std::string& checkpoints_dir, std::
   return "";
 }
 
-std::vector<std::string> remove_unfinished_saves(const std::string& checkpoints_dir) {
-  std::vector<std::string> removed;
+std::string newest_checkpoint(const std::string& checkpoints_dir) {
+  fs::path best;
+  long long best_step = -1;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(checkpoints_dir, ec)) {
     const auto name = e.path().filename().string();
-    if (name.rfind(".tmp-", 0) != 0 && name != ".last.tmp") continue;
-    fs::remove_all(e.path(), ec);
-    removed.push_back(name);
+    if (e.is_symlink() || !e.is_directory() || !is_step_name(name) || !fs::is_directory(e.path() / "pretrained_model"))
+      continue;
+    if (std::stoll(name) > best_step) {
+      best_step = std::stoll(name);
+      best = e.path();
+    }
   }
-  return removed;
+  return best.string();
+}
+
+std::vector<std::string> restore_moved_aside(const std::string& checkpoints_dir) {
+  std::vector<std::string> done;
+  std::error_code ec;
+  std::vector<fs::path> aside;
+  for (const auto& e : fs::directory_iterator(checkpoints_dir, ec))
+    if (e.path().filename().string().rfind(".old-", 0) == 0) aside.push_back(e.path());
+  for (const auto& path : aside) {
+    const auto step = fs::path(checkpoints_dir) / path.filename().string().substr(5);
+    if (fs::exists(step, ec)) continue;
+    fs::rename(path, step, ec);
+    if (!ec)
+      done.push_back("restored checkpoints/" + step.filename().string() + " from " + path.filename().string() +
+                     " (its new copy was never published)");
+  }
+  return done;
+}
+
+std::vector<std::string> remove_unfinished_saves(const std::string& checkpoints_dir) {
+  auto done = restore_moved_aside(checkpoints_dir);
+  std::error_code ec;
+  std::vector<fs::path> entries;
+  for (const auto& e : fs::directory_iterator(checkpoints_dir, ec)) entries.push_back(e.path());
+  for (const auto& path : entries) {
+    const auto name = path.filename().string();
+    if (name.rfind(".old-", 0) == 0 && fs::exists(path, ec)) {
+      fs::remove_all(path, ec);  // its step exists again (restored above or newly saved)
+      done.push_back("removed checkpoints/" + name + ", the previous copy of a step saved again");
+    } else if (name.rfind(".tmp-", 0) == 0 || name == ".last.tmp") {
+      fs::remove_all(path, ec);
+      done.push_back("removed checkpoints/" + name + ", left by a save that was interrupted");
+    }
+  }
+  return done;
 }
 
 }  // namespace shardkit::train

@@ -31,8 +31,20 @@ std::string manifest_problem(const std::string& dir, Verify how);
 std::string newest_complete_checkpoint(const std::string& checkpoints_dir, std::vector<std::string>* skipped = nullptr,
                                        const std::string& exclude = "");
 
+/// The step folder with the highest number in `checkpoints_dir` that is a checkpoint at all (has
+/// a pretrained_model folder), complete or not, or "" when there is none. Saves publish a
+/// folder only once it is complete, so this is the newest complete one unless something
+/// damaged it afterwards; loading it then names the damage instead of silently going back.
+std::string newest_checkpoint(const std::string& checkpoints_dir);
+
+/// Moves every ".old-<step>" folder whose <step> is missing back to <step>: a save of a step
+/// that already existed was interrupted after moving the old copy aside. Returns one line per
+/// folder restored. Safe to run from several ranks at once.
+std::vector<std::string> restore_moved_aside(const std::string& checkpoints_dir);
+
 /// Removes what interrupted saves left in `checkpoints_dir` (".tmp-<step>" folders, a
-/// ".last.tmp" link); returns their names.
+/// ".last.tmp" link, ".old-<step>" folders of a re-save; an ".old-<step>" whose replacement
+/// never arrived is moved back to <step>); returns what it did, one line each.
 std::vector<std::string> remove_unfinished_saves(const std::string& checkpoints_dir);
 
 }  // namespace shardkit::train

@@ -64,16 +64,16 @@ std::string newest_in_place_of_last(const std::string& config_path, std::string&
   const auto checkpoint = path.parent_path().parent_path();
   if (checkpoint.filename() != "last" || path.filename() != "train_config.json") return config_path;
   const auto checkpoints = checkpoint.parent_path();
-  std::vector<std::string> skipped;
-  const auto newest = newest_complete_checkpoint(checkpoints.string(), &skipped);
+  std::string restored;
+  for (const auto& line : restore_moved_aside(checkpoints.string())) restored += (restored.empty() ? "" : "; ") + line;
+  const auto newest = newest_checkpoint(checkpoints.string());
+  notice = restored;
   if (newest.empty()) return config_path;
   std::error_code ec;
   if (fs::exists(checkpoint, ec) && fs::equivalent(checkpoint, newest, ec)) return config_path;
-  std::string passed;
-  for (const auto& s : skipped) passed += "; passed over " + s;
   const auto target = fs::read_symlink(checkpoint, ec);
-  notice = "resuming from " + newest + ", the newest complete checkpoint (checkpoints/last names " +
-           (ec ? std::string("nothing") : target.string()) + ")" + passed;
+  notice += std::string(notice.empty() ? "" : "; ") + "resuming from " + newest + ", the newest checkpoint (checkpoints/last names " +
+           (ec ? std::string("nothing") : target.string()) + ": its save was interrupted before the link moved)";
   return (fs::path(newest) / "pretrained_model" / "train_config.json").string();
 }
 

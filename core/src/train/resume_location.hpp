@@ -22,8 +22,8 @@ ResumeLocation locate_resume(const std::string& config_path, const RawConfig& fl
                              const RawConfig& file);
 
 /// A resume through <run>/checkpoints/last/pretrained_model/train_config.json continues from the
-/// newest complete checkpoint, which `last` names unless a save was interrupted between
-/// publishing its folder and moving the link (or the folder it names was damaged since).
+/// newest checkpoint (newest_checkpoint), which `last` names unless a save was interrupted
+/// between publishing its folder and moving the link.
 /// Returns the train_config.json of that checkpoint and sets `notice` when it is not what
 /// `last` names; other paths are returned unchanged. Without any complete checkpoint, the path
 /// is returned unchanged too (the checks that follow name what is missing).

@@ -66,8 +66,8 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   check_same_config(mesh_->world(), config_);
   rank0_verdict(mesh_->world(), [this] { return run_lock_.acquire(output_dir_); });
   if (runtime_.is_main())
-    for (const auto& name : remove_unfinished_saves((fs::path(output_dir_) / "checkpoints").string()))
-      log->info("removed {}, left by a save that was interrupted", "checkpoints/" + name);
+    for (const auto& line : remove_unfinished_saves((fs::path(output_dir_) / "checkpoints").string()))
+      log->info("{}", line);
   agree_on_output_dir(resume_dir);
 
   const auto threads = config_.get_int("num_threads");
@@ -181,7 +181,7 @@ void Trainer::agree_on_output_dir(std::string& resume_dir) {
     // failed attempt left one, else start afresh in the same folder. Rank 0 decides.
     std::string found;
     if (mesh_->world().rank() == 0) {
-      found = newest_complete_checkpoint((fs::path(output_dir_) / "checkpoints").string());
+      found = newest_checkpoint((fs::path(output_dir_) / "checkpoints").string());
       if (!found.empty()) found = fs::canonical(found).string();
     }
     resume_dir = from_rank0(mesh_->world(), found);
@@ -194,21 +194,35 @@ void Trainer::agree_on_output_dir(std::string& resume_dir) {
     rank0_verdict(mesh_->world(), [this] { return output_dir_problem(); });
 }
 
-void Trainer::resume_from(const std::string& dir) {
+void Trainer::verify_checkpoint(const std::string& dir) {
   const auto verify = config_.get_bool("checkpoint.verify") ? Verify::Checksums : Verify::Sizes;
-  rank0_verdict(mesh_->world(), [&] {
-    const auto problem = manifest_problem(dir, verify);
-    if (problem.empty()) return std::string();
-    const auto other = newest_complete_checkpoint(fs::path(dir).parent_path().string(), nullptr, dir);
-    return "checkpoint " + dir + " cannot be loaded: " + problem + "; nothing was changed. " +
-           (other.empty() ? std::string("No other complete checkpoint is in its folder")
-                          : "Resume from " + other + " (the newest other complete checkpoint) with --config_path=" +
-                                (fs::path(other) / "pretrained_model/train_config.json").string());
-  });
+  std::string problem;
+  if (mesh_->world().rank() == 0) {
+    problem = manifest_problem(dir, verify);
+    if (!problem.empty()) {
+      const auto other = newest_complete_checkpoint(fs::path(dir).parent_path().string(), nullptr, dir);
+      problem = "checkpoint " + dir + " cannot be loaded: " + problem + "; nothing was changed. " +
+                (other.empty() ? std::string("No other complete checkpoint is in its folder")
+                               : "Resume from " + other + " (the newest other complete checkpoint) with --config_path=" +
+                                     (fs::path(other) / "pretrained_model/train_config.json").string());
+    }
+  }
+  problem = from_rank0(mesh_->world(), problem);
+  if (!problem.empty()) throw FormatError(problem);
   if (verify == Verify::Checksums) logger()->info("checked every file of {} against its manifest's checksums", dir);
+}
+
+void Trainer::resume_from(const std::string& dir) {
   check_checkpoint_dir(dir);
-  const auto record = read_training_step((fs::path(dir) / "training_state/training_step.json").string());
-  check_step_matches_folder(dir, record.step);
+  TrainingStep record;
+  try {
+    record = read_training_step((fs::path(dir) / "training_state/training_step.json").string());
+  } catch (const FormatError&) {
+    verify_checkpoint(dir);  // names a damaged file better than the parse error, when it can
+    throw;
+  }
+  check_step_matches_folder(dir, record.step);  // a hand-made mix-up: the clearer message first
+  verify_checkpoint(dir);
   if (record.step >= steps_)
     throw ConfigError("the checkpoint in " + dir + " is at step " + std::to_string(record.step) +
                       " and --steps=" + std::to_string(steps_) +

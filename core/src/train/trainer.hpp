@@ -53,6 +53,9 @@ class Trainer {
   /// "" when the output folder may hold a new run, else why not.
   std::string output_dir_problem() const;
   void resume_from(const std::string& dir);
+  /// Checks checkpoint `dir` against its manifest (sizes; checksums with --checkpoint.verify)
+  /// on rank 0 and throws FormatError on every rank naming the damaged file.
+  void verify_checkpoint(const std::string& dir);
   void load_weights(const std::string& pretrained_dir);
   /// Fills the model (and optimizer) state in place from checkpoint folder `dir`, saved in
   /// `format` (Checkpointer::format_of(dir)).

@@ -196,6 +196,9 @@ TEST_CASE("a damaged dcp checkpoint is refused naming the file and entry") {
   TwinRuns runs;
   const auto copy = runs.dir / "damaged";
   fs::copy(runs.dcp, copy, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  // Without its manifest (as another tool writes a checkpoint), so that the dcp reader's own
+  // checks are what finds the damage; tests/integration/crash covers the manifest's.
+  fs::remove(copy + "/checkpoints/000020/manifest.json");
   const auto data = copy + "/checkpoints/000020/pretrained_model/pytorch_model_fsdp_0/__0_0.distcp";
   fs::resize_file(data, fs::file_size(data) / 2);
   auto r = launch(1, {"--resume=true", "--output_dir=" + copy, "--steps=30"});
