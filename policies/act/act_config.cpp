@@ -74,6 +74,7 @@ ActConfig read_config(const PluginContext& ctx) {
         throw ConfigError("act: camera feature '" + name + "' has shape of " + std::to_string(shape.size()) +
                           " dimensions; expected (3, height, width)");
       c.image_features.push_back(name);
+      c.image_shapes.push_back(shape);
     }
   }
   c.action_dim = feature_numel(ctx, "action", "act");

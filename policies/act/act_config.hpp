@@ -30,6 +30,7 @@ struct ActConfig {
   std::int64_t state_dim = 0;                ///< observation.state (0 = absent)
   std::int64_t env_state_dim = 0;            ///< observation.environment_state (0 = absent)
   std::vector<std::string> image_features;   ///< observation.image* features (C, H, W)
+  std::vector<std::vector<std::int64_t>> image_shapes;  ///< their shapes
   std::int64_t action_dim = 0;
 };
 

@@ -17,6 +17,8 @@ inline constexpr OptionSpec kActOptions[] = {
      nullptr, nullptr},
     {"replace_final_stride_with_dilation", OptionType::Bool, "false", "Dilate instead of striding in layer4 (not with "
      "resnet18/34, as in torchvision)", nullptr, nullptr, nullptr},
+    {"normalization_mapping", OptionType::String, R"({"VISUAL": "MEAN_STD", "STATE": "MEAN_STD", "ACTION": "MEAN_STD"})",
+     "Feature type -> LeRobot normalization mode (a JSON object, as in LeRobot's config.json)", nullptr, nullptr, nullptr},
     {"pre_norm", OptionType::Bool, "false", "Pre-norm transformer layers (post-norm by default)", nullptr, nullptr, nullptr},
     {"dim_model", OptionType::Int, "512", "Transformer width", "1", nullptr, nullptr},
     {"n_heads", OptionType::Int, "8", "Attention heads (divides dim_model)", "1", nullptr, nullptr},

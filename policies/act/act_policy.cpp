@@ -12,10 +12,12 @@
 #include <shardkit/error.hpp>
 #include <shardkit/plugin.hpp>
 #include <shardkit/policy.hpp>
+#include <shardkit/pretrained_config.hpp>
 
 #include "act_config.hpp"
 #include "act_model.hpp"
 #include "act_options.hpp"
+#include "lerobot_config.hpp"
 
 namespace {
 
@@ -111,9 +113,10 @@ class TemporalEnsembler {
   torch::Tensor weights_, cumsum_, ensembled_, count_;
 };
 
-class ActPolicy final : public shardkit::Policy {
+class ActPolicy final : public shardkit::Policy, public shardkit::PretrainedConfigWriter {
  public:
-  explicit ActPolicy(const shardkit::PluginContext& ctx) : config_(shardkit::act::read_config(ctx)) {
+  explicit ActPolicy(const shardkit::PluginContext& ctx)
+      : config_(shardkit::act::read_config(ctx)), options_(ctx.options) {
     model = register_module("model", shardkit::act::ACT(config_));
     if (!config_.pretrained_backbone_weights.empty() && !config_.image_features.empty())
       load_backbone_weights(*model->named_children()["backbone"], config_.pretrained_backbone_weights);
@@ -154,6 +157,9 @@ class ActPolicy final : public shardkit::Policy {
 
   std::vector<std::string> wrap_modules() const override { return {"ACTEncoderLayer", "ACTDecoderLayer"}; }
 
+  /// LeRobot's ACTConfig JSON, so that LeRobot's ACTPolicy.from_pretrained() reads the checkpoint.
+  std::string pretrained_config_json() const override { return shardkit::act::lerobot_config_json(config_, options_); }
+
   shardkit::DeltaIndices delta_indices() const override {
     std::vector<std::int64_t> chunk(static_cast<std::size_t>(config_.chunk_size));
     for (std::int64_t i = 0; i < config_.chunk_size; ++i) chunk[static_cast<std::size_t>(i)] = i;
@@ -162,6 +168,7 @@ class ActPolicy final : public shardkit::Policy {
 
  private:
   ActConfig config_;
+  shardkit::Config options_;
   shardkit::act::ACT model{nullptr};
   std::deque<torch::Tensor> queue_;
   std::optional<TemporalEnsembler> ensembler_;

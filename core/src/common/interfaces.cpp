@@ -4,6 +4,7 @@
 #include "shardkit/dataset.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/policy.hpp"
+#include "shardkit/pretrained_config.hpp"
 
 namespace shardkit {
 
@@ -11,6 +12,7 @@ Policy::~Policy() = default;
 Dataset::~Dataset() = default;
 Backend::~Backend() = default;
 CheckpointFormat::~CheckpointFormat() = default;
+PretrainedConfigWriter::~PretrainedConfigWriter() = default;
 
 DeltaIndices Policy::delta_indices() const { return {}; }
 

@@ -20,6 +20,7 @@
 #include "option_checks.hpp"
 #include "preemption.hpp"
 #include "resume_location.hpp"
+#include "saved_policy_config.hpp"
 #include "trainer.hpp"
 
 namespace shardkit {
@@ -178,8 +179,8 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
     if (!fs::is_regular_file(saved))
       throw ConfigError("--policy.path=" + path + " is not a pretrained_model folder (no config.json); "
                         "point it at <run>/checkpoints/<step>/pretrained_model");
-    for (auto& [key, value] : load_config_file(saved)) {
-      if (key == "path" || key == "device") continue;
+    for (auto& [key, value] : train::read_saved_policy_config(saved)) {
+      if (key == "device") continue;
       value.origin = train::Provenance::saved(value.origin);
       file.emplace("policy." + key, std::move(value));  // never over the file's own values
     }

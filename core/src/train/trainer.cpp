@@ -14,6 +14,7 @@
 #include "shardkit/files.hpp"
 #include "shardkit/ledger.hpp"
 #include "shardkit/precision.hpp"
+#include "shardkit/pretrained_config.hpp"
 #include "shardkit/logging.hpp"
 #include "../comm/ledger.hpp"
 #include "checkpoint_manifest.hpp"
@@ -317,6 +318,12 @@ bool Trainer::unscaled_gradients_finite(std::int64_t step) {
   return finite;
 }
 
+std::string Trainer::pretrained_config_json() const {
+  if (const auto* writer = dynamic_cast<const PretrainedConfigWriter*>(policy_.get()))
+    return writer->pretrained_config_json();
+  return config_.section("policy.").to_json();
+}
+
 void Trainer::save_checkpoint(std::int64_t step) {
   CollectiveScope scope("checkpoint save");
   ShardedState state;
@@ -325,7 +332,7 @@ void Trainer::save_checkpoint(std::int64_t step) {
   const auto lr = scheduler_->lr(step - 1);
   optimizer_->param_groups(state, lr);
   std::map<std::string, std::string> files{
-      {"pretrained_model/config.json", config_.section("policy.").to_json()},
+      {"pretrained_model/config.json", pretrained_config_json()},
       {"pretrained_model/train_config.json", config_.to_json()},
       {kProvenanceFile, provenance_.json(config_)},
       {"training_state/training_step.json", training_step_json(training_step_record(step))},

@@ -65,6 +65,8 @@ class Trainer {
   /// fp16: unscales the gradients; false (update skipped, scale lowered) when any rank overflowed.
   bool unscaled_gradients_finite(std::int64_t step);
   void save_checkpoint(std::int64_t step);
+  /// pretrained_model/config.json: the policy's own form (PretrainedConfigWriter) or its options.
+  std::string pretrained_config_json() const;
   /// SIGTERM or SIGINT on any rank (0 = none): all ranks agree at this update, checkpoint,
   /// and stop.
   int stop_requested();
