@@ -99,7 +99,6 @@ struct Case {
 void run_chain(const Case& c, std::uint32_t seed) {
   TempDir dir("sk-kill-" + c.backend + "-" + c.format);
   const auto ref = (dir / "ref");
-  const auto out = (dir / "run");
   const auto ref_pid = spawn(run_argv(ref, c.backend, c.format, c.nproc, false), (dir / "ref.log"));
   const int ref_code = wait_exit(ref_pid, 600);
   INFO(read_file(dir / "ref.log"));
@@ -110,71 +109,82 @@ void run_chain(const Case& c, std::uint32_t seed) {
   std::mt19937 rng(seed);
   const auto uniform = [&](double a, double b) { return std::uniform_real_distribution<double>(a, b)(rng); };
   const char* targets[] = {"the launcher", "every rank", "one rank"};
-  int kills = 0, checked_resumes = 0;
-  for (int attempt = 0; kills < kills_per_case(); ++attempt) {
-    const bool resume = attempt > 0;
-    const long expected = newest_complete(out);
-    const auto log = (dir / ("attempt-" + std::to_string(attempt) + ".log"));
-    const auto spawned_at = fs::file_time_type::clock::now();
-    const auto pid = spawn(run_argv(out, c.backend, c.format, c.nproc, resume), log);
-    const auto started = std::chrono::steady_clock::now();
-    const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
-    int exit_code = -1;  // once reaped
-    const auto finished = [&] {
-      if (exit_code == -1) exit_code = wait_exit(pid, 0);
-      return exit_code != -1;
-    };
-    // The first run is killed only once it has a complete checkpoint to resume from.
-    while (!resume && newest_complete(out) < 1 && elapsed() < 120 && !finished())
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    // Mostly inside a save (a random moment after its staging folder appears), else anywhere.
-    if (uniform(0, 1) < 0.75) {
-      while (!saving(out, spawned_at) && elapsed() < 120 && !finished())
-        std::this_thread::sleep_for(std::chrono::microseconds(500));
-      std::this_thread::sleep_for(std::chrono::duration<double>(uniform(0, 0.02)));
-    } else {
-      std::this_thread::sleep_for(std::chrono::duration<double>(uniform(0, 1.5)));  // start-up, load, first steps
-    }
-    const int target = static_cast<int>(rng() % 3);
-    // Ranks are killed once the launcher has started them (it may still be starting up).
-    auto workers = children_of(pid);
-    while (target != 0 && static_cast<int>(workers.size()) < c.nproc && elapsed() < 120 && !finished()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      workers = children_of(pid);
-    }
-    if (target == 0) {
-      ::kill(pid, SIGKILL);
-    } else if (!workers.empty()) {
-      if (target == 1) {
-        for (const auto w : workers) ::kill(w, SIGKILL);
+  int kills = 0, checked_resumes = 0, chains = 0;
+  // A chain: a fresh run killed and resumed until it has taken its share of kills or finished
+  // between two kills (fast runs do); then it must end with the uninterrupted run's losses.
+  while (kills < kills_per_case()) {
+    const auto out = dir / ("run" + std::to_string(chains++));
+    bool finished_alone = false;
+    for (int attempt = 0; kills < kills_per_case(); ++attempt) {
+      const bool resume = attempt > 0;
+      const long expected = newest_complete(out);
+      const auto log = out + ".attempt-" + std::to_string(attempt) + ".log";
+      const auto spawned_at = fs::file_time_type::clock::now();
+      const auto pid = spawn(run_argv(out, c.backend, c.format, c.nproc, resume), log);
+      const auto started = std::chrono::steady_clock::now();
+      const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
+      int exit_code = -1;  // once reaped
+      const auto finished = [&] {
+        if (exit_code == -1) exit_code = wait_exit(pid, 0);
+        return exit_code != -1;
+      };
+      // The first run is killed only once it has a complete checkpoint to resume from.
+      while (!resume && newest_complete(out) < 1 && elapsed() < 120 && !finished())
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      // Mostly inside a save (a random moment after its staging folder appears), else anywhere.
+      if (uniform(0, 1) < 0.75) {
+        while (!saving(out, spawned_at) && elapsed() < 120 && !finished())
+          std::this_thread::sleep_for(std::chrono::microseconds(500));
+        std::this_thread::sleep_for(std::chrono::duration<double>(uniform(0, 0.02)));
       } else {
-        ::kill(workers[rng() % workers.size()], SIGKILL);
+        std::this_thread::sleep_for(std::chrono::duration<double>(uniform(0, 1.5)));  // start-up, load, steps
       }
+      const int target = static_cast<int>(rng() % 3);
+      // Ranks are killed once the launcher has started them (it may still be starting up).
+      auto workers = children_of(pid);
+      while (target != 0 && static_cast<int>(workers.size()) < c.nproc && elapsed() < 120 && !finished()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        workers = children_of(pid);
+      }
+      if (target == 0) {
+        ::kill(pid, SIGKILL);
+      } else if (!workers.empty()) {
+        if (target == 1) {
+          for (const auto w : workers) ::kill(w, SIGKILL);
+        } else {
+          ::kill(workers[rng() % workers.size()], SIGKILL);
+        }
+      }
+      const int code = exit_code != -1 ? exit_code : wait_exit(pid, 120);
+      INFO(c.backend << "/" << c.format << " " << out << " attempt " << attempt << ", killed " << targets[target]
+                     << "\n" << read_file(log));
+      REQUIRE(code != -1);  // the launcher ended after the kill: no hang
+      REQUIRE(wait_gone(workers, 30));
+      const auto step = resumed_step(read_file(log));
+      if (resume && step >= 0) {
+        CHECK(step == expected);
+        ++checked_resumes;
+      }
+      if (code == 0) {  // it finished before the kill: nothing was killed
+        finished_alone = true;
+        break;
+      }
+      ++kills;
     }
-    const int code = exit_code != -1 ? exit_code : wait_exit(pid, 120);
-    INFO(c.backend << "/" << c.format << " attempt " << attempt << ", killed " << targets[target] << "\n"
-                   << read_file(log));
-    REQUIRE(code != -1);  // the launcher ended after the kill: no hang
-    REQUIRE(wait_gone(workers, 30));
-    if (code == 0) break;  // it finished before the kill: nothing was killed
-    ++kills;
-    const auto step = resumed_step(read_file(log));
-    if (resume && step >= 0) {
-      CHECK(step == expected);
-      ++checked_resumes;
+    if (!finished_alone && newest_complete(out) < kSteps) {
+      // Left alone, the last resume finishes the run (unless a kill hit it after its last save).
+      const long expected = newest_complete(out);
+      const auto log = out + ".final.log";
+      const auto pid = spawn(run_argv(out, c.backend, c.format, c.nproc, true), log);
+      const int code = wait_exit(pid, 600);
+      INFO(c.backend << "/" << c.format << " final resume\n" << read_file(log));
+      REQUIRE(code == 0);
+      CHECK(resumed_step(read_file(log)) == expected);
     }
+    CHECK(losses(out) == want);  // every chain ends with the losses of the uninterrupted run
   }
-  // Left alone, the last resume finishes the run with the losses of the uninterrupted one.
-  const long expected = newest_complete(out);
-  const auto log = (dir / "final.log");
-  const auto pid = spawn(run_argv(out, c.backend, c.format, c.nproc, true), log);
-  const int code = wait_exit(pid, 600);
-  INFO(c.backend << "/" << c.format << " final resume\n" << read_file(log));
-  REQUIRE(code == 0);
-  CHECK(resumed_step(read_file(log)) == expected);
-  CHECK(losses(out) == want);
-  CHECK(kills == kills_per_case());  // the run never finished before its last kill
-  WARN(c.backend << "/" << c.format << ": " << kills << " kills, " << checked_resumes
+  CHECK(kills == kills_per_case());
+  WARN(c.backend << "/" << c.format << ": " << kills << " kills in " << chains << " chain(s), " << checked_resumes
                  << " resumes seen choosing their checkpoint, all the newest complete one");
 }
 
