@@ -1,6 +1,9 @@
 // The collective ledger: recording, failure reports and the per-step comparison across ranks.
 #include "ledger.hpp"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include <boost/json.hpp>
 
 #include "ledger_reports.hpp"
@@ -49,7 +52,20 @@ std::string window_key(std::int64_t step, int rank) {
 Ledger::Ledger(std::shared_ptr<Store> store, int rank, int world_size, std::string backend, Options options)
     : store_(std::move(store)), rank_(rank), world_size_(world_size), backend_(std::move(backend)),
       options_(options) {
+  if (const char* fault = std::getenv("SHARDKIT_TEST_SKIP_COLLECTIVE")) {
+    int rank = -1;
+    unsigned long long seq = 0;
+    if (std::sscanf(fault, "%d:%llu", &rank, &seq) == 2 && rank == rank_) skip_seq_ = seq;
+  }
   if (store_ && world_size_ > 1) watcher_ = std::thread([this] { watch(); });
+}
+
+bool Ledger::skip_for_test(const std::string& group) {
+  if (group != "world") return false;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (skip_seq_ == 0 || issued_[group] + 1 != skip_seq_) return false;
+  skip_seq_ = 0;  // skipped once, neither issued nor recorded: the next call takes its number
+  return true;
 }
 
 Ledger::~Ledger() {

@@ -71,6 +71,11 @@ class Ledger : public std::enable_shared_from_this<Ledger> {
   /// This rank's record as published.
   Snapshot snapshot() const;
 
+  /// Test-only fault switch: with SHARDKIT_TEST_SKIP_COLLECTIVE=<rank>:<n> in the environment,
+  /// rank <rank> silently skips the n-th collective of group 'world' (as a buggy rank would, so
+  /// it is not recorded either). True when the collective about to be issued on `group` is it.
+  bool skip_for_test(const std::string& group);
+
  private:
   struct Slot {
     std::uint64_t id = 0;
@@ -102,6 +107,7 @@ class Ledger : public std::enable_shared_from_this<Ledger> {
   std::uint64_t version_ = 0, published_version_ = 0;
   double published_at_ = 0;
   std::map<const CommGroup*, std::weak_ptr<CommGroup>> wrapped_;
+  std::uint64_t skip_seq_ = 0;  // SHARDKIT_TEST_SKIP_COLLECTIVE for this rank (0 = none)
 
   std::atomic<bool> failing_{false}, stopping_{false};
   std::mutex watch_mutex_;

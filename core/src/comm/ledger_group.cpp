@@ -65,6 +65,7 @@ class LedgerGroup final : public CommGroup {
  private:
   template <class F>
   WorkHandle run(const char* op, const torch::Tensor* tensor, bool async, F&& start) {
+    if (ledger_->skip_for_test(name())) return completed_work();
     const auto id = ledger_->issue(name(), op, tensor);
     WorkHandle work;
     try {
