@@ -63,3 +63,25 @@ TEST_CASE("2 processes train the mlp policy on the tiny LeRobot dataset and the 
     }
   }
 }
+
+TEST_CASE("a video that breaks during a 2-process run stops every rank with the file named, never hangs",
+          "[lerobot][train][bad]") {
+  namespace fs = std::filesystem;
+  TempDir dir("sk-lerobot-broken");
+  const auto root = dir / "video";
+  fs::copy(tiny_dataset("video"), root, fs::copy_options::recursive);
+  for (const auto& e : fs::recursive_directory_iterator(root))
+    fs::permissions(e.path(), fs::perms::owner_write, fs::perm_options::add);
+  // The first 60 % of the mp4 decodes: the run starts, and the first batch needing a later frame (read on the
+  // loader's prefetch thread of whichever rank gets there first) fails; the other rank must not wait forever.
+  const auto video = root + "/videos/observation.images.top/chunk-000/file-000.mp4";
+  fs::resize_file(video, fs::file_size(video) * 6 / 10);
+  auto args = lerobot_run(dir / "run", "video", {"--dataset.root=" + root, "--steps=200", "--save_checkpoint=false"});
+  const auto run = run_command("timeout 120 " + launch_command(2, args));
+  INFO(run.output);
+  CHECK(run.exit_code != 0);
+  CHECK(run.exit_code != 124);  // stopped by itself, not by the timeout
+  CHECK(contains(run.output, video));
+  CHECK_FALSE(contains(run.output, "training done"));
+}
+
