@@ -9,6 +9,8 @@
 #include "lerobot_test_util.hpp"
 #include "shardkit/files.hpp"
 #include "shardkit/normalization.hpp"
+#include "shardkit/safetensors.hpp"
+#include "shardkit/safetensors_torch.hpp"
 
 using namespace shardkit;
 using namespace shardkit::test;
@@ -166,3 +168,28 @@ TEST_CASE("LeRobot's processor files: the pipelines' JSON and every statistic as
     CHECK(check.exit_code == 0);
   }
 }
+
+TEST_CASE("batches normalized as LeRobot's NormalizerProcessorStep normalizes them, bit for bit (ACT's mapping)",
+          "[lerobot][normalization]") {
+  // Reference: tests/data/lerobot-tiny-v3/make_normalized_reference.py (lerobot 0.6.1, ImageNet stats on cameras).
+  namespace st = shardkit::safetensors;
+  const auto file = st::File::open(std::string(SHARDKIT_SOURCE_DIR) +
+                                   "/tests/data/lerobot-tiny-v3/image-normalized-reference.safetensors");
+  const auto dataset = open_lerobot({{"root", tiny_dataset("image")}});
+  dataset->set_delta_indices(reference_deltas());
+  const auto n = train::dataset_normalizer(*dataset, kActLike);
+  std::size_t compared = 0;
+  for (const std::int64_t index : {0, 29, 64, 104}) {
+    auto batch = dataset->get_batch({index});
+    n.normalize(batch);
+    for (const auto* key : {"observation.state", "action", "observation.images.top"}) {
+      INFO("index " << index << ", " << key);
+      const auto expected = st::to_tensor(file.get(std::to_string(index) + "/" + key));
+      REQUIRE(batch.at(key).sizes() == expected.sizes());
+      CHECK(at::equal(batch.at(key), expected));
+      ++compared;
+    }
+  }
+  CHECK(compared == file.names().size());
+}
+
