@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include <shardkit/error.hpp>
+#include <shardkit/normalization.hpp>
 #include <shardkit/plugin.hpp>
 #include <shardkit/policy.hpp>
 
@@ -111,9 +112,12 @@ class TemporalEnsembler {
   torch::Tensor weights_, cumsum_, ensembled_, count_;
 };
 
-class ActPolicy final : public shardkit::Policy {
+class ActPolicy final : public shardkit::Policy, public shardkit::NormalizedPolicy {
  public:
-  explicit ActPolicy(const shardkit::PluginContext& ctx) : config_(shardkit::act::read_config(ctx)) {
+  explicit ActPolicy(const shardkit::PluginContext& ctx)
+      : config_(shardkit::act::read_config(ctx)),
+        normalization_(shardkit::parse_normalization_mapping(ctx.options.get_string("normalization_mapping"),
+                                                             "--policy.normalization_mapping")) {
     model = register_module("model", shardkit::act::ACT(config_));
     if (!config_.pretrained_backbone_weights.empty() && !config_.image_features.empty())
       load_backbone_weights(*model->named_children()["backbone"], config_.pretrained_backbone_weights);
@@ -154,6 +158,9 @@ class ActPolicy final : public shardkit::Policy {
 
   std::vector<std::string> wrap_modules() const override { return {"ACTEncoderLayer", "ACTDecoderLayer"}; }
 
+  /// LeRobot's preprocessor normalizes ACT's inputs and targets; select_action() returns normalized actions.
+  shardkit::NormalizationMapping normalization_mapping() const override { return normalization_; }
+
   shardkit::DeltaIndices delta_indices() const override {
     std::vector<std::int64_t> chunk(static_cast<std::size_t>(config_.chunk_size));
     for (std::int64_t i = 0; i < config_.chunk_size; ++i) chunk[static_cast<std::size_t>(i)] = i;
@@ -162,6 +169,7 @@ class ActPolicy final : public shardkit::Policy {
 
  private:
   ActConfig config_;
+  shardkit::NormalizationMapping normalization_;
   shardkit::act::ACT model{nullptr};
   std::deque<torch::Tensor> queue_;
   std::optional<TemporalEnsembler> ensembler_;
