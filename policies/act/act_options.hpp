@@ -17,8 +17,6 @@ inline constexpr OptionSpec kActOptions[] = {
      nullptr, nullptr},
     {"replace_final_stride_with_dilation", OptionType::Bool, "false", "Dilate instead of striding in layer4 (not with "
      "resnet18/34, as in torchvision)", nullptr, nullptr, nullptr},
-    {"normalization_mapping", OptionType::String, R"({"VISUAL": "MEAN_STD", "STATE": "MEAN_STD", "ACTION": "MEAN_STD"})",
-     "Feature type -> LeRobot normalization mode (a JSON object, as in LeRobot's config.json)", nullptr, nullptr, nullptr},
     {"pre_norm", OptionType::Bool, "false", "Pre-norm transformer layers (post-norm by default)", nullptr, nullptr, nullptr},
     {"dim_model", OptionType::Int, "512", "Transformer width", "1", nullptr, nullptr},
     {"n_heads", OptionType::Int, "8", "Attention heads (divides dim_model)", "1", nullptr, nullptr},
@@ -34,6 +32,9 @@ inline constexpr OptionSpec kActOptions[] = {
      "select_action (needs n_action_steps=1)", nullptr, nullptr, nullptr},
     {"dropout", OptionType::Float, "0.1", "Dropout in the transformer layers", "0", "1", nullptr},
     {"kl_weight", OptionType::Float, "10.0", "Weight of the KL term in the loss", "0", nullptr, nullptr},
+    {"normalization_mapping", OptionType::String, R"({"VISUAL": "MEAN_STD", "STATE": "MEAN_STD", "ACTION": "MEAN_STD"})",
+     "Feature type -> LeRobot normalization mode, applied by the trainer with the dataset's statistics", nullptr,
+     nullptr, nullptr},
     {"optimizer_lr", OptionType::Float, "1e-5", "LeRobot's preset learning rate (recorded; the run uses --optimizer.lr)",
      "0", nullptr, nullptr},
     {"optimizer_weight_decay", OptionType::Float, "1e-4", "LeRobot's preset weight decay (recorded; the run uses "

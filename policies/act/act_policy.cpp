@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include <shardkit/error.hpp>
+#include <shardkit/normalization.hpp>
 #include <shardkit/plugin.hpp>
 #include <shardkit/policy.hpp>
 #include <shardkit/pretrained_config.hpp>
@@ -113,10 +114,15 @@ class TemporalEnsembler {
   torch::Tensor weights_, cumsum_, ensembled_, count_;
 };
 
-class ActPolicy final : public shardkit::Policy, public shardkit::PretrainedConfigWriter {
+class ActPolicy final : public shardkit::Policy,
+                        public shardkit::NormalizedPolicy,
+                        public shardkit::PretrainedConfigWriter {
  public:
   explicit ActPolicy(const shardkit::PluginContext& ctx)
-      : config_(shardkit::act::read_config(ctx)), options_(ctx.options) {
+      : config_(shardkit::act::read_config(ctx)),
+        options_(ctx.options),
+        normalization_(shardkit::parse_normalization_mapping(ctx.options.get_string("normalization_mapping"),
+                                                             "--policy.normalization_mapping")) {
     model = register_module("model", shardkit::act::ACT(config_));
     if (!config_.pretrained_backbone_weights.empty() && !config_.image_features.empty())
       load_backbone_weights(*model->named_children()["backbone"], config_.pretrained_backbone_weights);
@@ -157,6 +163,9 @@ class ActPolicy final : public shardkit::Policy, public shardkit::PretrainedConf
 
   std::vector<std::string> wrap_modules() const override { return {"ACTEncoderLayer", "ACTDecoderLayer"}; }
 
+  /// LeRobot's preprocessor normalizes ACT's inputs and targets; select_action() returns normalized actions.
+  shardkit::NormalizationMapping normalization_mapping() const override { return normalization_; }
+
   /// LeRobot's ACTConfig JSON, so that LeRobot's ACTPolicy.from_pretrained() reads the checkpoint.
   std::string pretrained_config_json() const override { return shardkit::act::lerobot_config_json(config_, options_); }
 
@@ -169,6 +178,7 @@ class ActPolicy final : public shardkit::Policy, public shardkit::PretrainedConf
  private:
   ActConfig config_;
   shardkit::Config options_;
+  shardkit::NormalizationMapping normalization_;
   shardkit::act::ACT model{nullptr};
   std::deque<torch::Tensor> queue_;
   std::optional<TemporalEnsembler> ensembler_;

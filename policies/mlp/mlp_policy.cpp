@@ -3,6 +3,7 @@
 
 #include <shardkit/error.hpp>
 #include <shardkit/nn/block.hpp>
+#include <shardkit/normalization.hpp>
 #include <shardkit/plugin.hpp>
 #include <shardkit/policy.hpp>
 
@@ -28,7 +29,7 @@ class MlpBlockImpl : public shardkit::nn::Block {
 };
 TORCH_MODULE(MlpBlock);
 
-class MlpPolicy final : public shardkit::Policy {
+class MlpPolicy final : public shardkit::Policy, public shardkit::NormalizedPolicy {
  public:
   explicit MlpPolicy(const shardkit::PluginContext& ctx) {
     const auto& o = ctx.options;
@@ -40,6 +41,8 @@ class MlpPolicy final : public shardkit::Policy {
     for (std::int64_t i = 0; i < o.get_int("num_blocks"); ++i)
       blocks->push_back(MlpBlock(dim, o.get_int("expansion")));
     head = register_module("head", torch::nn::Linear(dim, action_dim));
+    normalization_ = shardkit::parse_normalization_mapping(o.get_string("normalization_mapping"),
+                                                           "--policy.normalization_mapping");
   }
 
   shardkit::PolicyOutput forward(const shardkit::Batch& batch) override {
@@ -56,6 +59,8 @@ class MlpPolicy final : public shardkit::Policy {
 
   std::vector<std::string> wrap_modules() const override { return {"MlpBlock"}; }
 
+  shardkit::NormalizationMapping normalization_mapping() const override { return normalization_; }
+
  private:
   torch::Tensor predict(const torch::Tensor& state) {
     return head(blocks->forward(input_proj(state.flatten(1))));
@@ -63,12 +68,16 @@ class MlpPolicy final : public shardkit::Policy {
 
   torch::nn::Linear input_proj{nullptr}, head{nullptr};
   torch::nn::Sequential blocks{nullptr};
+  shardkit::NormalizationMapping normalization_;
 };
 
 const shardkit::OptionSpec kOptions[] = {
     {"hidden_dim", shardkit::OptionType::Int, "128", "Width of the residual stream", "1", nullptr, nullptr},
     {"num_blocks", shardkit::OptionType::Int, "4", "Number of residual blocks (wrap units)", "1", nullptr, nullptr},
     {"expansion", shardkit::OptionType::Int, "2", "Hidden width of each block / hidden_dim", "1", nullptr, nullptr},
+    {"normalization_mapping", shardkit::OptionType::String, R"({"STATE": "MEAN_STD", "ACTION": "MEAN_STD"})",
+     "Feature type -> LeRobot normalization mode, applied with the dataset's statistics (those with none stay as they are)",
+     nullptr, nullptr, nullptr},
 };
 
 std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& ctx) {

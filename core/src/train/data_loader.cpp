@@ -1,6 +1,7 @@
-// Deterministic epoch permutations (splitmix64-seeded Fisher-Yates) and per-rank batch slicing.
+// Deterministic epoch permutations (splitmix64-seeded Fisher-Yates), per-rank batch slicing, prefetching.
 #include "data_loader.hpp"
 
+#include <chrono>
 #include <numeric>
 
 #include "shardkit/error.hpp"
@@ -18,8 +19,9 @@ std::uint64_t splitmix64(std::uint64_t& state) {
 }  // namespace
 
 DataLoader::DataLoader(const Dataset& dataset, std::int64_t batch_size, std::uint64_t seed,
-                       int dp_rank, int dp_size)
-    : dataset_(dataset), batch_size_(batch_size), seed_(seed), dp_rank_(dp_rank), dp_size_(dp_size) {
+                       int dp_rank, int dp_size, LoaderOptions options)
+    : dataset_(dataset), batch_size_(batch_size), seed_(seed), dp_rank_(dp_rank), dp_size_(dp_size),
+      options_(std::move(options)) {
   const auto global = batch_size_ * dp_size_;
   batches_per_epoch_ = dataset_.size() / global;
   if (batches_per_epoch_ < 1)
@@ -28,6 +30,8 @@ DataLoader::DataLoader(const Dataset& dataset, std::int64_t batch_size, std::uin
                       std::to_string(batch_size_) + " x " + std::to_string(dp_size_) +
                       " processes; lower --batch_size or use a larger dataset");
 }
+
+DataLoader::~DataLoader() { stop_prefetch(); }
 
 std::vector<std::int64_t> DataLoader::permutation(std::int64_t n, std::uint64_t seed,
                                                   std::int64_t epoch) {
@@ -41,27 +45,98 @@ std::vector<std::int64_t> DataLoader::permutation(std::int64_t n, std::uint64_t 
   return perm;
 }
 
-const std::vector<std::int64_t>& DataLoader::order() {
-  if (cached_epoch_ != position_.epoch) {
-    order_ = permutation(dataset_.size(), seed_, position_.epoch);
-    cached_epoch_ = position_.epoch;
+std::vector<std::int64_t> DataLoader::indices_at(const DataPosition& position, OrderCache& cache) const {
+  if (cache.epoch != position.epoch) {
+    cache.order = permutation(dataset_.size(), seed_, position.epoch);
+    cache.epoch = position.epoch;
   }
-  return order_;
+  const auto start = position.batch_in_epoch * batch_size_ * dp_size_ + dp_rank_ * batch_size_;
+  return std::vector<std::int64_t>(cache.order.begin() + start, cache.order.begin() + start + batch_size_);
 }
 
-std::vector<std::int64_t> DataLoader::peek_indices() {
-  const auto& perm = order();
-  const auto start = position_.batch_in_epoch * batch_size_ * dp_size_ + dp_rank_ * batch_size_;
-  return std::vector<std::int64_t>(perm.begin() + start, perm.begin() + start + batch_size_);
+DataPosition DataLoader::after(DataPosition position) const {
+  if (++position.batch_in_epoch == batches_per_epoch_) {
+    ++position.epoch;
+    position.batch_in_epoch = 0;
+  }
+  return position;
+}
+
+std::vector<std::int64_t> DataLoader::peek_indices() { return indices_at(position_, cache_); }
+
+Batch DataLoader::read(const std::vector<std::int64_t>& indices) const {
+  auto batch = dataset_.get_batch(indices);
+  if (options_.transform) options_.transform(batch);
+  return batch;
+}
+
+void DataLoader::produce(DataPosition from) {
+  OrderCache cache;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait(lock, [&] { return stop_ || static_cast<std::int64_t>(ready_.size()) < options_.prefetch; });
+      if (stop_) return;
+    }
+    Prefetched item;
+    try {
+      item.batch = read(indices_at(from, cache));
+    } catch (...) {
+      item.error = std::current_exception();
+    }
+    const bool failed = static_cast<bool>(item.error);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ready_.push_back(std::move(item));
+    }
+    changed_.notify_all();
+    if (failed) return;  // next() rethrows it; nothing after a failed batch is read
+    from = after(from);
+  }
+}
+
+void DataLoader::start_prefetch() {
+  stop_ = false;
+  producer_ = std::thread([this, from = position_] { produce(from); });
+}
+
+void DataLoader::stop_prefetch() {
+  if (!producer_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  producer_.join();
+  ready_.clear();
 }
 
 Batch DataLoader::next() {
-  const auto indices = peek_indices();
-  if (++position_.batch_in_epoch == batches_per_epoch_) {
-    ++position_.epoch;
-    position_.batch_in_epoch = 0;
+  Batch batch;
+  if (options_.prefetch <= 0) {
+    batch = read(peek_indices());
+  } else {
+    if (!producer_.joinable()) start_prefetch();
+    Prefetched item;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (ready_.empty()) {
+        const auto t0 = std::chrono::steady_clock::now();
+        changed_.wait(lock, [&] { return !ready_.empty(); });
+        wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      }
+      item = std::move(ready_.front());
+      ready_.pop_front();
+    }
+    changed_.notify_all();
+    if (item.error) {
+      stop_prefetch();
+      std::rethrow_exception(item.error);
+    }
+    batch = std::move(item.batch);
   }
-  return dataset_.get_batch(indices);
+  position_ = after(position_);
+  return batch;
 }
 
 void DataLoader::seek(const DataPosition& position) {
@@ -70,6 +145,7 @@ void DataLoader::seek(const DataPosition& position) {
     throw FormatError("data position (epoch " + std::to_string(position.epoch) + ", batch " +
                       std::to_string(position.batch_in_epoch) + ") does not fit an epoch of " +
                       std::to_string(batches_per_epoch_) + " batches");
+  stop_prefetch();  // what was read ahead belongs to the old position
   position_ = position;
 }
 

@@ -19,6 +19,7 @@
 #include "../comm/ledger.hpp"
 #include "checkpoint_manifest.hpp"
 #include "preemption.hpp"
+#include "processor_files.hpp"
 #include "rank_agreement.hpp"
 #include "wrap_check.hpp"
 
@@ -81,6 +82,15 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   policy_context.features = dataset_->features();
   policy_ = registry_.create_as<Policy>("policy", selection_.policy, policy_context);
   try {
+    if (auto* normalized = dynamic_cast<NormalizedPolicy*>(policy_.get())) {
+      normalizer_ = dataset_normalizer(*dataset_, normalized->normalization_mapping());
+      if (!normalizer_.stats().empty()) normalized->set_stats(normalizer_.stats());
+    }
+  } catch (const ConfigError& e) {
+    throw ConfigError("policy '" + selection_.policy + "' on dataset '" + selection_.dataset + "': " + e.what());
+  }
+  log_normalization();
+  try {
     dataset_->set_delta_indices(policy_->delta_indices());
   } catch (const ConfigError& e) {
     throw ConfigError("policy '" + selection_.policy + "' on dataset '" + selection_.dataset + "': " + e.what());
@@ -115,9 +125,13 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
     scaler_ = std::make_unique<LossScaler>(config_.get_float("accelerator.fp16.init_scale"),
                                            config_.get_int("accelerator.fp16.growth_interval"));
 
+  // Batches are read and normalized (LeRobot's preprocessor) two steps ahead, off the training thread.
+  LoaderOptions loading;
+  if (normalizer_.active()) loading.transform = [this](Batch& batch) { normalizer_.normalize(batch); };
+  loading.prefetch = 2;
   loader_ = std::make_unique<DataLoader>(*dataset_, batch_size_,
                                          static_cast<std::uint64_t>(config_.get_int("seed")),
-                                         mesh_->dp_group().rank(), mesh_->dp_group().size());
+                                         mesh_->dp_group().rank(), mesh_->dp_group().size(), std::move(loading));
   if (runtime_.is_main()) make_directories(output_dir_);
   metrics_ = std::make_unique<MetricsLog>((fs::path(output_dir_) / "metrics.jsonl").string());
 
@@ -143,6 +157,16 @@ PluginContext Trainer::context_for(const std::string& kind, const std::string& n
   auto ctx = plugin_context(config_, runtime_, kind, name);
   if (kind == "backend") ctx.mesh = mesh_.get();
   return ctx;
+}
+
+void Trainer::log_normalization() const {
+  std::string normalized;
+  for (const auto& [name, feature] : normalizer_.features())
+    if (const auto mode = normalizer_.mode_of(name); mode != NormalizationMode::Identity)
+      normalized += (normalized.empty() ? "" : ", ") + name + " " + normalization_mode_name(mode);
+  if (!normalized.empty()) logger()->info("normalizing with the dataset's statistics: {}", normalized);
+  for (const auto& name : normalizer_.unnormalized())
+    logger()->warn("feature '{}' is left unnormalized: the dataset has no statistics of it", name);
 }
 
 void Trainer::join_run(const MeshShape& shape) {
@@ -339,6 +363,7 @@ void Trainer::save_checkpoint(std::int64_t step) {
       {"training_state/scheduler_state.json", scheduler_->state_json(step)},
       {"training_state/optimizer_param_groups.json", optimizer_->param_groups_json(lr)}};
   if (scaler_) files["training_state/scaler_state.json"] = scaler_->state_json();
+  if (!normalizer_.stats().empty()) files.merge(processor_files(normalizer_, runtime_.device));
   const auto dir = checkpointer_->save((fs::path(output_dir_) / "checkpoints").string(),
                                        step_dir_name(step, steps_), state, files);
   if (runtime_.is_main()) logger()->info("checkpoint saved: {}", dir);

@@ -17,6 +17,7 @@
 #include "shardkit/dataset.hpp"
 #include "shardkit/loader.hpp"
 #include "shardkit/mesh.hpp"
+#include "shardkit/normalization.hpp"
 #include "shardkit/optim/adamw.hpp"
 #include "shardkit/optim/scheduler.hpp"
 #include "shardkit/runtime.hpp"
@@ -49,6 +50,7 @@ class Trainer {
  private:
   PluginContext context_for(const std::string& kind, const std::string& name) const;
   void join_run(const MeshShape& shape);
+  void log_normalization() const;
   void agree_on_output_dir(std::string& resume_dir);
   /// "" when the output folder may hold a new run, else why not.
   std::string output_dir_problem() const;
@@ -94,6 +96,7 @@ class Trainer {
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<LossScaler> scaler_;  // fp16 only
   StepLoss step_loss_;
+  Normalizer normalizer_;  ///< LeRobot's preprocessor normalization; the loader's thread uses it
   std::unique_ptr<DataLoader> loader_;
   std::unique_ptr<MetricsLog> metrics_;
 };

@@ -9,6 +9,7 @@
 #include "dataset_location.hpp"
 #include "delta_indices.hpp"
 #include "png_decoder.hpp"
+#include "stats_file.hpp"
 #include "task_table.hpp"
 
 namespace shardkit::lerobot {
@@ -20,6 +21,14 @@ LeRobotDataset::LeRobotDataset(const LeRobotOptions& options) : options_(options
   all_episodes_ = read_episodes(info_);
   selected_ = select_episodes(options.episodes, all_episodes_, root);
   frames_ = std::make_unique<FrameTable>(info_, all_episodes_, selected_);
+  stats_ = read_stats(root);
+  if (options.use_imagenet_stats) use_imagenet_stats(stats_, cameras());
+}
+
+std::vector<std::string> LeRobotDataset::cameras() const {
+  std::vector<std::string> names;
+  for (const auto* camera : info_.cameras()) names.push_back(camera->name);
+  return names;
 }
 
 FeatureShapes LeRobotDataset::features() const {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <shardkit/dataset.hpp>
+#include <shardkit/normalization.hpp>
 
 #include "dataset_info.hpp"
 #include "episode_table.hpp"
@@ -22,9 +23,10 @@ struct LeRobotOptions {
   std::string episodes;     ///< "[0,2,5]"; "" = every episode
   double tolerance_s = 1e-4;  ///< how far a video frame's time may be from the one asked for
   std::int64_t num_workers = 0;  ///< threads decoding a batch; 0 = the calling thread
+  bool use_imagenet_stats = true;  ///< cameras normalized with ImageNet's mean/std, as LeRobot's default
 };
 
-class LeRobotDataset final : public Dataset {
+class LeRobotDataset final : public Dataset, public DatasetStatistics {
  public:
   explicit LeRobotDataset(const LeRobotOptions& options);
 
@@ -34,6 +36,9 @@ class LeRobotDataset final : public Dataset {
   FeatureShapes features() const override;
   void set_delta_indices(const DeltaIndices& deltas) override;
   Batch get_batch(const std::vector<std::int64_t>& indices) const override;
+  /// meta/stats.json (with ImageNet's mean/std for cameras when use_imagenet_stats).
+  FeatureStats stats() const override { return stats_; }
+  std::vector<std::string> cameras() const override;
 
   const DatasetInfo& info() const { return info_; }
   const std::vector<std::int64_t>& episodes() const { return selected_; }
@@ -52,6 +57,7 @@ class LeRobotDataset final : public Dataset {
   std::vector<std::int64_t> selected_;
   std::map<std::int64_t, std::string> tasks_;
   std::unique_ptr<FrameTable> frames_;
+  FeatureStats stats_;
   DeltaIndices deltas_;
   mutable VideoReaderPool videos_;
 };

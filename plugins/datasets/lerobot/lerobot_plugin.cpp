@@ -12,7 +12,8 @@ const shardkit::OptionSpec kOptions[] = {
     {"root", shardkit::OptionType::String, "", "Dataset folder (holding meta/info.json); wins over the repo_id lookup", nullptr, nullptr, nullptr},
     {"episodes", shardkit::OptionType::String, "", "Episodes to train on, e.g. [0,2,5] (default: all)", nullptr, nullptr, nullptr},
     {"tolerance_s", shardkit::OptionType::Float, "0.0001", "Largest gap between a video frame's time and the time asked for", "0", nullptr, nullptr},
-    {"num_workers", shardkit::OptionType::Int, "0", "Threads decoding each batch (0 = the training thread)", "0", nullptr, nullptr},
+    {"num_workers", shardkit::OptionType::Int, "0", "Threads decoding each batch (0 = the loader's own thread)", "0", nullptr, nullptr},
+    {"use_imagenet_stats", shardkit::OptionType::Bool, "true", "Normalize cameras with ImageNet's mean/std instead of the dataset's, as LeRobot does by default", nullptr, nullptr, nullptr},
 };
 
 std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& ctx) {
@@ -23,6 +24,7 @@ std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& ctx) {
   options.episodes = o.get_string("episodes");
   options.tolerance_s = o.get_float("tolerance_s");
   options.num_workers = o.get_int("num_workers");
+  options.use_imagenet_stats = o.get_bool("use_imagenet_stats");
   auto dataset = std::make_shared<shardkit::lerobot::LeRobotDataset>(options);
   if (ctx.logger)
     ctx.logger->info("LeRobot dataset {}: {} episodes, {} frames at {} fps, {} features", dataset->info().root,

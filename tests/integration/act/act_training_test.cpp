@@ -45,6 +45,10 @@ TEST_CASE("act trains on a LeRobot dataset under ddp and fsdp, 2 processes") {
     CHECK(contains(r.output, "policy act ("));
     CHECK(contains(r.output, "l1_loss"));
     CHECK(contains(r.output, "kld_loss"));
+    // LeRobot's ACT normalization_mapping, applied with the dataset's statistics (ImageNet's for the camera).
+    CHECK(contains(r.output, "normalizing with the dataset's statistics: action MEAN_STD, observation.images.top "
+                             "MEAN_STD, observation.state MEAN_STD"));
+    CHECK(std::filesystem::exists(dir / "run/checkpoints/last/pretrained_model/policy_preprocessor.json"));
     if (std::string(format) == "safetensors") {
       // LeRobot's layout: every key under model., the camera backbone and the VAE encoder included.
       const auto file = shardkit::safetensors::File::open(dir / "run/checkpoints/last/pretrained_model/model.safetensors");

@@ -43,6 +43,7 @@ inline std::shared_ptr<Dataset> open_lerobot(const std::map<std::string, Value>&
     const auto& spec = d->options[i];
     if (spec.type == OptionType::Int) ctx.options.set(spec.name, std::int64_t{std::stoll(spec.default_value)});
     else if (spec.type == OptionType::Float) ctx.options.set(spec.name, std::stod(spec.default_value));
+    else if (spec.type == OptionType::Bool) ctx.options.set(spec.name, std::string(spec.default_value) == "true");
     else ctx.options.set(spec.name, std::string(spec.default_value));
   }
   for (const auto& [key, value] : options) ctx.options.set(key, value);
