@@ -9,7 +9,8 @@ without storing them: the k-th key (sorted) of n elements is
     sin(arange(n, float32) * 0.37 + k) * 0.05  (+ 1 for batch-norm running_var and weight),
 except `model.vae_encoder_pos_enc`, a fixed buffer that is compared instead. The file holds,
 per model `<m>/`: the inputs, the eval-mode actions, and mu / log_sigma_x2 of a training-mode
-forward (dropout 0), plus the state-dict keys and shapes in its metadata.
+forward (dropout 0), plus the state-dict keys and shapes in its metadata; `camera_novae/` is the
+camera model without the VAE, whose training loss (`<m>/loss`) is deterministic and compared.
 """
 import json
 import sys
@@ -39,9 +40,10 @@ def formula_fill(policy):
             t.copy_(v.reshape(t.shape))
 
 
-def make(prefix, input_features, batch, out, meta):
+def make(prefix, input_features, batch, out, meta, **overrides):
     config = ACTConfig(input_features=input_features,
-                       output_features={"action": PolicyFeature(type=FeatureType.ACTION, shape=(6,))}, **SMALL)
+                       output_features={"action": PolicyFeature(type=FeatureType.ACTION, shape=(6,))},
+                       **{**SMALL, **overrides})
     policy = ACTPolicy(config)
     formula_fill(policy)
     state = policy.state_dict()
@@ -50,6 +52,14 @@ def make(prefix, input_features, batch, out, meta):
     with torch.no_grad():
         actions = policy.predict_action_chunk(dict(batch))
     policy.train()
+    with torch.no_grad():
+        loss, _ = policy.forward(dict(batch))
+    out[f"{prefix}/loss"] = loss.reshape(1).contiguous()
+    if not config.use_vae:
+        for key, value in batch.items():
+            out[f"{prefix}/input/{key}"] = value.clone().contiguous()
+        out[f"{prefix}/actions"] = actions.contiguous()
+        return
     images = [batch[k] for k in config.image_features]
     b = dict(batch)
     if images:
@@ -80,6 +90,10 @@ def main(path):
     make("camera", {"observation.state": PolicyFeature(type=FeatureType.STATE, shape=(6,)),
                     "observation.images.top": PolicyFeature(type=FeatureType.VISUAL, shape=(3, 48, 64))},
          camera, out, meta)
+    # Without the VAE the training loss is deterministic (dropout 0): it is compared too.
+    make("camera_novae", {"observation.state": PolicyFeature(type=FeatureType.STATE, shape=(6,)),
+                          "observation.images.top": PolicyFeature(type=FeatureType.VISUAL, shape=(3, 48, 64))},
+         camera, out, meta, use_vae=False)
     # LeRobot 0.6.1 reads observation.state's device even without it: the env model has a state too.
     env = {
         "observation.state": torch.randn(B, 6, generator=g),
