@@ -34,8 +34,9 @@ std::pair<double, double> first_and_last(const std::vector<double>& l) {
 
 }  // namespace
 
-TEST_CASE("act trains on a LeRobot dataset under ddp and fsdp, 2 processes") {
-  for (const auto& [backend, format] : {std::pair{"ddp", "safetensors"}, std::pair{"fsdp", "dcp"}}) {
+TEST_CASE("act trains on a LeRobot dataset under ddp, fsdp and zero, 2 processes") {
+  for (const auto& [backend, format] :
+       {std::pair{"ddp", "safetensors"}, std::pair{"fsdp", "dcp"}, std::pair{"zero", "safetensors_dcp"}}) {
     TempDir dir("sk-act-train");
     const auto r = launch(2, act_run(dir / "run", backend, format));
     INFO(backend << "\n" << r.output);
