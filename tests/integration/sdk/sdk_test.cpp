@@ -79,7 +79,8 @@ std::vector<std::string> short_run(const std::string& out, std::vector<std::stri
 }
 
 /// The "policy" object of the train_config.json saved with the last checkpoint of a run
-/// into `out` (its text; the object holds no nested objects).
+/// into `out` (its text; the object holds no nested objects, but its strings may hold braces,
+/// e.g. normalization_mapping: it ends at the pretty-printed closing brace).
 std::string saved_policy_config(const std::string& out) {
   const fs::path file = fs::path(out) / "checkpoints/last/pretrained_model/train_config.json";
   INFO(file.string());
@@ -88,7 +89,7 @@ std::string saved_policy_config(const std::string& out) {
   INFO(text);
   const auto begin = text.find("\"policy\":");
   REQUIRE(begin != std::string::npos);
-  const auto end = text.find('}', begin);
+  const auto end = text.find("\n  }", begin);
   REQUIRE(end != std::string::npos);
   return text.substr(begin, end - begin);
 }
