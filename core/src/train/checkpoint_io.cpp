@@ -89,10 +89,13 @@ const std::vector<std::string>& required_checkpoint_files() {
   return files;
 }
 
+bool is_step_dir_name(const std::string& name) {
+  return !name.empty() && name.size() <= 18 && name.find_first_not_of("0123456789") == std::string::npos;
+}
+
 void check_step_matches_folder(const std::string& dir, std::int64_t recorded_step) {
   const auto name = fs::weakly_canonical(dir).filename().string();
-  if (name.empty() || name.size() > 18 || name.find_first_not_of("0123456789") != std::string::npos)
-    return;  // a folder renamed by hand: nothing to compare
+  if (!is_step_dir_name(name)) return;  // a folder renamed by hand: nothing to compare
   if (std::stoll(name) == recorded_step) return;
   throw FormatError("inconsistent checkpoint " + dir + ": its folder is step " + name +
                     " but training_state/training_step.json records step " + std::to_string(recorded_step) +

@@ -36,6 +36,9 @@ const std::vector<std::string>& required_checkpoint_files();
 /// and how to pick a valid one.
 void check_checkpoint_dir(const std::string& dir);
 
+/// Whether `name` is a step folder's name as step_dir_name() writes it (digits only).
+bool is_step_dir_name(const std::string& name);
+
 /// Throws FormatError when the step recorded in checkpoint `dir`'s training_step.json is not
 /// the step its folder name (after following `last`) says: an inconsistent checkpoint.
 void check_step_matches_folder(const std::string& dir, std::int64_t recorded_step);

@@ -51,8 +51,19 @@ std::vector<std::string> files_under(const fs::path& dir) {
   return files;
 }
 
-bool is_step_name(const std::string& name) {
-  return !name.empty() && name.size() <= 18 && name.find_first_not_of("0123456789") == std::string::npos;
+/// The checkpoint folders (step folders holding pretrained_model/) under `checkpoints_dir`,
+/// newest first.
+std::vector<fs::path> step_folders(const std::string& checkpoints_dir) {
+  std::vector<fs::path> steps;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(checkpoints_dir, ec))
+    if (!e.is_symlink() && e.is_directory() && is_step_dir_name(e.path().filename().string()) &&
+        fs::is_directory(e.path() / "pretrained_model"))
+      steps.push_back(e.path());
+  std::sort(steps.begin(), steps.end(), [](const fs::path& a, const fs::path& b) {
+    return std::stoll(a.filename().string()) > std::stoll(b.filename().string());
+  });
+  return steps;
 }
 
 }  // namespace
@@ -122,38 +133,18 @@ std::string manifest_problem(const std::string& dir, Verify how) {
   return "";
 }
 
-std::string newest_complete_checkpoint(const std::string& checkpoints_dir, std::vector<std::string>* skipped,
-                                       const std::string& exclude) {
-  std::vector<fs::path> steps;
+std::string newest_complete_checkpoint(const std::string& checkpoints_dir, const std::string& exclude) {
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(checkpoints_dir, ec))
-    if (!e.is_symlink() && e.is_directory() && is_step_name(e.path().filename().string())) steps.push_back(e.path());
-  std::sort(steps.begin(), steps.end(), [](const fs::path& a, const fs::path& b) {
-    return std::stoll(a.filename().string()) > std::stoll(b.filename().string());
-  });
-  for (const auto& step : steps) {
+  for (const auto& step : step_folders(checkpoints_dir)) {
     if (!exclude.empty() && fs::equivalent(step, exclude, ec)) continue;
-    const auto problem = manifest_problem(step.string(), Verify::Sizes);
-    if (problem.empty()) return step.string();
-    if (skipped) skipped->push_back(step.filename().string() + ": " + problem);
+    if (manifest_problem(step.string(), Verify::Sizes).empty()) return step.string();
   }
   return "";
 }
 
 std::string newest_checkpoint(const std::string& checkpoints_dir) {
-  fs::path best;
-  long long best_step = -1;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(checkpoints_dir, ec)) {
-    const auto name = e.path().filename().string();
-    if (e.is_symlink() || !e.is_directory() || !is_step_name(name) || !fs::is_directory(e.path() / "pretrained_model"))
-      continue;
-    if (std::stoll(name) > best_step) {
-      best_step = std::stoll(name);
-      best = e.path();
-    }
-  }
-  return best.string();
+  const auto steps = step_folders(checkpoints_dir);
+  return steps.empty() ? std::string() : steps.front().string();
 }
 
 std::vector<std::string> restore_moved_aside(const std::string& checkpoints_dir) {

@@ -25,11 +25,9 @@ void write_manifest(const std::string& dir);
 std::string manifest_problem(const std::string& dir, Verify how);
 
 /// The newest complete checkpoint in `checkpoints_dir` (<run>/checkpoints): the step folder
-/// with the highest number whose manifest_problem(..., Verify::Sizes) is empty, or "" when
-/// none is. `skipped` receives "<folder>: <problem>" for each newer folder passed over; the
-/// folder `exclude` (if any) is not considered.
-std::string newest_complete_checkpoint(const std::string& checkpoints_dir, std::vector<std::string>* skipped = nullptr,
-                                       const std::string& exclude = "");
+/// with the highest number whose manifest_problem(..., Verify::Sizes) is empty, other than
+/// `exclude` (if given); "" when there is none.
+std::string newest_complete_checkpoint(const std::string& checkpoints_dir, const std::string& exclude = "");
 
 /// The step folder with the highest number in `checkpoints_dir` that is a checkpoint at all (has
 /// a pretrained_model folder), complete or not, or "" when there is none. Saves publish a

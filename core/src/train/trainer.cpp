@@ -225,7 +225,7 @@ void Trainer::verify_checkpoint(const std::string& dir) {
   if (mesh_->world().rank() == 0) {
     problem = manifest_problem(dir, verify);
     if (!problem.empty()) {
-      const auto other = newest_complete_checkpoint(fs::path(dir).parent_path().string(), nullptr, dir);
+      const auto other = newest_complete_checkpoint(fs::path(dir).parent_path().string(), dir);
       problem = "checkpoint " + dir + " cannot be loaded: " + problem + "; nothing was changed. " +
                 (other.empty() ? std::string("No other complete checkpoint is in its folder")
                                : "Resume from " + other + " (the newest other complete checkpoint) with --config_path=" +
