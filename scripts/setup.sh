@@ -15,11 +15,16 @@ TORCH_PIN=2.15.0
 # brings the Arrow/Parquet C++ SDK the lerobot dataset plugin links (Debian 12 packages none); its
 # library names carry the major version (libarrow.so.2600), so it is pinned.
 PYARROW_PIN=26.0.1
-PYTHON_PEERS=(safetensors numpy "pyarrow==$PYARROW_PIN")
+# transformers, peft and tokenizers are the language-model peers (llama, LoRA, tokenizer.json);
+# tensorboard reads back the event files of the tensorboard logger.
+PYTHON_PEERS=(safetensors numpy "pyarrow==$PYARROW_PIN" transformers peft tokenizers tensorboard)
 
 DEBIAN_PACKAGES=(cmake ninja-build g++ ccache pkg-config libgloo-dev libboost1.81-dev
   libboost-json1.81-dev libtomlplusplus-dev libspdlog-dev catch2 python3 python3-venv
   python3-pip iproute2 libxxhash-dev
+  libpcre2-dev                      # tokenizer.json pre-tokenizer regexes (\p{L}, lookahead)
+  libprotobuf-dev protobuf-compiler # TensorBoard event records
+  libyaml-cpp-dev                   # YAML configuration files
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev)  # FFmpeg: LeRobot videos and images
 missing=()
 for p in "${DEBIAN_PACKAGES[@]}"; do
@@ -54,7 +59,7 @@ if [ "${found%%+*}" != "$TORCH_PIN" ]; then
     exit 1
   fi
 fi
-if ! "$PY" -c "import safetensors, numpy, pyarrow; assert pyarrow.__version__ == '$PYARROW_PIN'" 2>/dev/null; then
+if ! "$PY" -c "import safetensors, numpy, pyarrow, transformers, peft, tokenizers, tensorboard; assert pyarrow.__version__ == '$PYARROW_PIN'" 2>/dev/null; then
   echo "[setup] installing the Python peers into $VENV: ${PYTHON_PEERS[*]}"
   "$PY" -m pip install -q "${PYTHON_PEERS[@]}"
 fi
