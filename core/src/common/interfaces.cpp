@@ -4,6 +4,7 @@
 #include "shardkit/dataset.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/policy.hpp"
+#include "shardkit/optimizer_preset.hpp"
 #include "shardkit/pretrained_config.hpp"
 
 namespace shardkit {
@@ -13,6 +14,7 @@ Dataset::~Dataset() = default;
 Backend::~Backend() = default;
 CheckpointFormat::~CheckpointFormat() = default;
 PretrainedConfigWriter::~PretrainedConfigWriter() = default;
+OptimizerPresetPolicy::~OptimizerPresetPolicy() = default;
 
 DeltaIndices Policy::delta_indices() const { return {}; }
 

@@ -181,6 +181,12 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
                         "point it at <run>/checkpoints/<step>/pretrained_model");
     for (auto& [key, value] : train::read_saved_policy_config(saved)) {
       if (key == "device") continue;
+      if (const auto asked = given(flags, file, "policy.type", "");
+          key == "type" && !asked.empty() && asked != to_string(value.value))
+        throw ConfigError("--policy.type=" + asked + ", but --policy.path=" + path + " holds a '" +
+                          to_string(value.value) +
+                          "' policy; leave --policy.type out to continue that policy, or drop --policy.path to "
+                          "start a new " + asked + " policy");
       value.origin = train::Provenance::saved(value.origin);
       file.emplace("policy." + key, std::move(value));  // never over the file's own values
     }

@@ -17,6 +17,7 @@ const std::vector<OptionSpec> kCoreOptions = {
     {"distributed_backend", T::String, "auto", "Backend plugin; auto = single for one process, ddp for several", nullptr, nullptr, nullptr},
     {"checkpoint_format", T::String, "safetensors", "Checkpoint format plugin", nullptr, nullptr, nullptr},
     {"steps", T::Int, "1000", "Loop steps (micro-batches per process) to train for", "1", nullptr, nullptr},
+    {"epochs", T::Int, "0", "Train for this many passes over the dataset instead of --steps (0: --steps decides); rounded up to whole optimizer updates", "0", nullptr, nullptr},
     {"batch_size", T::Int, "8", "Samples per micro-batch per process", "1", nullptr, nullptr},
     {"seed", T::Int, "1000", "Seed of model initialisation, data order and the synthetic task", "0", nullptr, nullptr},
     {"log_freq", T::Int, "100", "Log every N loop steps", "1", nullptr, nullptr},

@@ -49,6 +49,10 @@ class Trainer {
 
  private:
   PluginContext context_for(const std::string& kind, const std::string& name) const;
+  /// The policy's optimizer preset (OptimizerPresetPolicy), where the options leave room for it.
+  void apply_optimizer_preset(AdamWOptions& adam);
+  /// Loop steps that make `epochs` passes over the dataset, whole optimizer updates.
+  std::int64_t steps_for_epochs(std::int64_t epochs) const;
   void join_run(const MeshShape& shape);
   void log_normalization() const;
   void agree_on_output_dir(std::string& resume_dir);
