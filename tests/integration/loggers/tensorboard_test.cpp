@@ -20,9 +20,12 @@ std::map<std::string, std::map<std::int64_t, double>> tensorboard_scalars(const 
   REQUIRE(r.exit_code == 0);  // also when the tensorboard package is missing: never a silent pass
   std::map<std::string, std::map<std::int64_t, double>> out;
   std::istringstream in(r.output);
-  std::string tag, value;
-  std::int64_t step = 0;
-  while (in >> tag >> step >> value) out[tag][step] = std::stod(value);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    std::string kind, tag, value;
+    std::int64_t step = 0;
+    if (fields >> kind >> tag >> step >> value && kind == "scalar") out[tag][step] = std::stod(value);
+  }
   return out;
 }
 
