@@ -3,6 +3,7 @@
 #include "shardkit/checkpoint_format.hpp"
 #include "shardkit/dataset.hpp"
 #include "shardkit/error.hpp"
+#include "shardkit/metrics_logger.hpp"
 #include "shardkit/policy.hpp"
 #include "shardkit/optimizer_preset.hpp"
 #include "shardkit/pretrained_config.hpp"
@@ -15,6 +16,9 @@ Backend::~Backend() = default;
 CheckpointFormat::~CheckpointFormat() = default;
 PretrainedConfigWriter::~PretrainedConfigWriter() = default;
 OptimizerPresetPolicy::~OptimizerPresetPolicy() = default;
+MetricsLogger::~MetricsLogger() = default;
+
+void MetricsLogger::finish() {}
 
 DeltaIndices Policy::delta_indices() const { return {}; }
 

@@ -140,14 +140,19 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   loader_ = std::make_unique<DataLoader>(*dataset_, batch_size_,
                                          static_cast<std::uint64_t>(config_.get_int("seed")),
                                          mesh_->dp_group().rank(), mesh_->dp_group().size(), std::move(loading));
-  if (runtime_.is_main()) make_directories(output_dir_);
-  metrics_ = std::make_unique<MetricsLog>((fs::path(output_dir_) / "metrics.jsonl").string());
+  if (runtime_.is_main()) {
+    make_directories(output_dir_);
+    // Only rank 0 logs: the values are reduced across ranks before they are logged.
+    for (const auto& name : selection_.loggers)
+      loggers_.push_back(registry_.create_as<MetricsLogger>("logger", name, context_for("logger", name)));
+  }
 
   if (!resume_dir.empty()) {
     resume_from(resume_dir);
   } else if (const auto path = config_.get_string("policy.path"); !path.empty()) {
     load_weights(path);
   }
+  for (const auto& l : loggers_) l->start(LoggerStart{output_dir_, start_step_});
 
   std::int64_t num_params = 0;
   for (const auto& p : policy_->parameters()) num_params += p.numel();
@@ -294,8 +299,11 @@ void Trainer::resume_from(const std::string& dir) {
     verify_checkpoint(dir);  // names a damaged file better than the parse error, when it can
     throw;
   }
-  check_step_matches_folder(dir, record.step);  // a hand-made mix-up: the clearer message first
+  // A hand-made mix-up: the clearer messages first.
+  check_step_matches_folder(dir, record.step);
+  check_scheduler_matches_step(dir, record.step, /*strict=*/false);
   verify_checkpoint(dir);
+  check_scheduler_matches_step(dir, record.step, /*strict=*/true);
   if (record.step >= steps_)
     throw ConfigError("the checkpoint in " + dir + " is at step " + std::to_string(record.step) +
                       " and --steps=" + std::to_string(steps_) +
@@ -330,7 +338,6 @@ void Trainer::resume_from(const std::string& dir) {
                    pos.batch_in_epoch);
     loader_->seek(pos);
   }
-  if (runtime_.is_main()) metrics_->truncate_after(start_step_);
   logger()->info("resumed from {} at step {}", dir, start_step_);
 }
 
@@ -515,8 +522,9 @@ int Trainer::run() {
                   "diverging: consider a lower --optimizer.lr", first_loss, r.loss, r.loss / first_loss, done, lr);
         loss_growth_warned = true;
       }
-      if (runtime_.is_main()) metrics_->append(r);
-      log->info("{}", MetricsLog::progress_line(r));
+      const auto row = metrics_row(r);
+      for (const auto& l : loggers_) l->log(row);
+      log->info("{}", progress_line(r));
       loss_sum = update_s = data_s = 0;
       since_log = 0;
       last_log = now;
@@ -525,12 +533,14 @@ int Trainer::run() {
     if (saved_now) save_checkpoint(done);
     if (const int sig = update && done < steps_ ? stop_requested() : 0) {
       if (save && !saved_now) save_checkpoint(done);
+      for (const auto& l : loggers_) l->finish();
       log->info("{} by {} after step {}{}", sig == SIGINT ? "interrupted" : "stopped", signal_name(sig), done,
                 save ? "; continue with --resume=true --output_dir=" + output_dir_
                      : " (--save_checkpoint=false: nothing saved)");
       return sig;
     }
   }
+  for (const auto& l : loggers_) l->finish();
   log->info("training done: {} steps in {:.1f} s", steps_ - start_step_, seconds(Clock::now() - start));
   if (cpu_tensor_counter_installed())
     log->info("peak CPU tensor memory while training: {} ({} bytes) on rank {}", format_bytes(cpu_tensor_peak()),

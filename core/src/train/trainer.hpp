@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "checkpoint_io.hpp"
 #include "checkpointer.hpp"
@@ -102,7 +103,7 @@ class Trainer {
   StepLoss step_loss_;
   Normalizer normalizer_;  ///< LeRobot's preprocessor normalization; the loader's thread uses it
   std::unique_ptr<DataLoader> loader_;
-  std::unique_ptr<MetricsLog> metrics_;
+  std::vector<std::shared_ptr<MetricsLogger>> loggers_;  ///< rank 0 only; jsonl first
 };
 
 }  // namespace shardkit::train
