@@ -66,11 +66,12 @@ void apply_lerobot_flags(Config& config, Provenance& provenance, std::vector<std
                       "<output_dir>/checkpoints");
   if (config.has("eval_freq")) {
     const auto every = config.get_int("eval_freq");
-    if (every > 0)
-      errors.push_back("--eval_freq=" + std::to_string(every) + " asks for an evaluation every " +
-                       std::to_string(every) + " steps, which needs a validation split, and shardkit has no "
-                       "evaluation yet; use --eval_freq=0 (the default: no evaluation)");
-    else if (given_now(provenance, "eval_freq"))
+    if (every > 0 && !config.has("dataset.split"))
+      errors.push_back("--eval_freq=" + std::to_string(every) + " evaluates on a validation split, and --dataset.type=" +
+                       config.get_string("dataset.type") + " has none (no --dataset.split option); use a dataset "
+                       "with one (text: --dataset.validation_fraction or --dataset.validation_path; synthetic: "
+                       "--dataset.validation_samples), or --eval_freq=0 (the default: no evaluation)");
+    else if (every == 0 && given_now(provenance, "eval_freq"))
       notices.push_back("--eval_freq=0: no evaluation while training, which is the default");
   }
   if (given_now(provenance, "num_workers")) {

@@ -25,7 +25,7 @@ const std::vector<OptionSpec> kCoreOptions = {
     {"batch_size", T::Int, "8", "Samples per micro-batch per process", "1", nullptr, nullptr},
     {"seed", T::Int, "1000", "Seed of model initialisation, data order and the synthetic task", "0", nullptr, nullptr},
     {"log_freq", T::Int, "100", "Log every N loop steps", "1", nullptr, nullptr},
-    {"eval_freq", T::Int, "0", "Evaluate every N loop steps on a validation split; 0 = no evaluation (the only value for now: there is no evaluation yet)", "0", nullptr, nullptr},
+    {"eval_freq", T::Int, "0", "Evaluate every N loop steps (at optimizer updates) on the dataset's validation split (--dataset.split=validation): mean loss and perplexity; 0 = no evaluation", "0", nullptr, nullptr},
     {"wandb.enable", T::Bool, "false", "LeRobot's Weights & Biases switch: shardkit has no wandb logger, so only false is accepted (a no-op); see --logger.type", nullptr, nullptr, nullptr},
     {"logger.type", T::String, "jsonl", "Logger plugins, comma-separated: jsonl (metrics.jsonl, always on), tensorboard (event files in <output_dir>/tensorboard)", nullptr, nullptr, nullptr},
     {"checkpoint.verify", T::Bool, "false", "On resume, check every file of the checkpoint against the checksums of its manifest.json (sizes are always checked)", nullptr, nullptr, nullptr},

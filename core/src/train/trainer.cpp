@@ -19,6 +19,7 @@
 #include "shardkit/logging.hpp"
 #include "../comm/ledger.hpp"
 #include "checkpoint_manifest.hpp"
+#include "evaluation.hpp"
 #include "preemption.hpp"
 #include "processor_files.hpp"
 #include "rank_agreement.hpp"
@@ -140,6 +141,7 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   loader_ = std::make_unique<DataLoader>(*dataset_, batch_size_,
                                          static_cast<std::uint64_t>(config_.get_int("seed")),
                                          mesh_->dp_group().rank(), mesh_->dp_group().size(), std::move(loading));
+  if (const auto every = config_.get_int("eval_freq"); every > 0) make_evaluation(every);
   if (runtime_.is_main()) {
     make_directories(output_dir_);
     // Only rank 0 logs: the values are reduced across ranks before they are logged.
@@ -194,6 +196,36 @@ void Trainer::apply_optimizer_preset(AdamWOptions& adam) {
   if (!notes.empty())
     logger()->info("optimizer: the {} policy's preset: {} (--optimizer.lr and --optimizer.weight_decay, when given, "
                    "win; the policy's own options set the rest)", selection_.policy, notes);
+}
+
+void Trainer::make_evaluation(std::int64_t every) {
+  if (every % accum_ != 0)
+    throw ConfigError("--eval_freq=" + std::to_string(every) + " is not a multiple of "
+                      "--accelerator.gradient_accumulation.steps=" + std::to_string(accum_) +
+                      ": evaluation runs at optimizer updates");
+  eval_freq_ = every;
+  // A second instance of the dataset plugin, on its validation split; its options stay
+  // alive with it (a plugin context points at them).
+  eval_config_ = std::make_unique<Config>(config_);
+  eval_config_->set("dataset.split", std::string("validation"));
+  eval_dataset_ = registry_.create_as<Dataset>(
+      "dataset", selection_.dataset, plugin_context(*eval_config_, runtime_, "dataset", selection_.dataset));
+  eval_dataset_->set_delta_indices(policy_->delta_indices());
+  logger()->info("evaluation every {} steps on the validation split ({} samples)", every, eval_dataset_->size());
+}
+
+std::map<std::string, double> Trainer::run_evaluation(std::int64_t step) {
+  const auto t0 = Clock::now();
+  const auto transform = [this](Batch& batch) {
+    if (normalizer_.active()) normalizer_.normalize(batch);
+  };
+  const auto result = evaluate(*backend_, *policy_, *eval_dataset_, batch_size_, mesh_->dp_group(), transform,
+                               runtime_.device);
+  logger()->info("evaluation at step {}: loss {:.5g} | perplexity {:.5g} | {} samples{} in {:.1f} s", step,
+                 result.loss, std::exp(result.loss), result.samples,
+                 result.left_out ? fmt::format(" ({} of the last partial batch left out)", result.left_out) : "",
+                 seconds(Clock::now() - t0));
+  return {{"eval_loss", result.loss}, {"eval_perplexity", std::exp(result.loss)}};
 }
 
 std::int64_t Trainer::steps_for_epochs(std::int64_t epochs) const {
@@ -493,7 +525,10 @@ int Trainer::run() {
     ++since_log;
 
     const auto done = step + 1;
-    if (done % log_freq_ == 0 || done == steps_) {
+    // Evaluation at optimizer updates; its values join that step's log line (one is forced).
+    std::map<std::string, double> evaluated;
+    if (eval_dataset_ && update && (done % eval_freq_ == 0 || done == steps_)) evaluated = run_evaluation(done);
+    if (done % log_freq_ == 0 || done == steps_ || !evaluated.empty()) {
       const auto now = Clock::now();
       MetricsRecord r;
       r.step = done;
@@ -511,6 +546,7 @@ int Trainer::run() {
       r.dataloading_s = data_s / static_cast<double>(since_log);
       r.elapsed_s = seconds(now - start);
       for (const auto& [name, sum] : policy_sums) r.policy[name] = sum / static_cast<double>(since_log);
+      r.policy.insert(evaluated.begin(), evaluated.end());  // the same on every rank: averaging keeps it
       policy_sums.clear();
       {
         CollectiveScope scope("trainer, metrics");

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,6 +53,10 @@ class Trainer {
   PluginContext context_for(const std::string& kind, const std::string& name) const;
   /// The policy's optimizer preset (OptimizerPresetPolicy), where the options leave room for it.
   void apply_optimizer_preset(AdamWOptions& adam);
+  /// Sets up --eval_freq=`every`: the dataset plugin again, on its validation split.
+  void make_evaluation(std::int64_t every);
+  /// Evaluates at `step`; the values to log (eval_loss, eval_perplexity).
+  std::map<std::string, double> run_evaluation(std::int64_t step);
   /// Loop steps that make `epochs` passes over the dataset, whole optimizer updates.
   std::int64_t steps_for_epochs(std::int64_t epochs) const;
   void join_run(const MeshShape& shape);
@@ -87,6 +92,9 @@ class Trainer {
   Selection selection_;
   std::string output_dir_;
   std::int64_t steps_, batch_size_, accum_, log_freq_, save_freq_;
+  std::int64_t eval_freq_ = 0;
+  std::unique_ptr<Config> eval_config_;     // the validation dataset's options (it points at them)
+  std::shared_ptr<Dataset> eval_dataset_;  // set when --eval_freq > 0
   std::int64_t start_step_ = 0;
 
   std::shared_ptr<Comm> comm_;

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "../distributed/launch.hpp"
+
 namespace shardkit::test {
 
 /// Flags of a small ACT (resnet18 backbone, 2+1 encoder layers, chunk 10) on the tiny dataset,
@@ -15,12 +17,6 @@ inline std::vector<std::string> act_flags(const std::string& out) {
           "--policy.dim_feedforward=64", "--policy.n_encoder_layers=2", "--policy.n_vae_encoder_layers=1",
           "--policy.chunk_size=10", "--policy.n_action_steps=10", "--log_freq=1", "--optimizer.lr=3e-4",
           "--seed=3", "--num_threads=1", "--distributed.timeout_s=120"};
-}
-
-/// `base` followed by `extra`.
-inline std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& extra) {
-  base.insert(base.end(), extra.begin(), extra.end());
-  return base;
 }
 
 }  // namespace shardkit::test

@@ -11,6 +11,12 @@ namespace shardkit::test {
 
 inline std::string bin(const std::string& program) { return std::string(SHARDKIT_BIN_DIR) + "/" + program; }
 
+/// `base` followed by `extra`.
+inline std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& extra) {
+  base.insert(base.end(), extra.begin(), extra.end());
+  return base;
+}
+
 /// Flags of a small deterministic run into `output_dir`; `extra` appended (later wins).
 inline std::vector<std::string> tiny_run(const std::string& output_dir, std::vector<std::string> extra = {}) {
   std::vector<std::string> args = {"--output_dir=" + output_dir, "--policy.hidden_dim=32",

@@ -37,15 +37,17 @@ TEST_CASE("LeRobot's off switches are accepted with a notice saying why they cha
 
 TEST_CASE("asking for what shardkit lacks (wandb, hub upload, evaluation) is one configuration error") {
   TempDir dir("sk-lerobot-asks");
+  // The lerobot dataset has no validation split (LeRobot 0.6.1 evaluates in simulation, not on data).
   const auto r = run_program("shardkit-train", tiny_run(dir / "run", {"--steps=2", "--wandb.enable=true",
-                                                                       "--policy.push_to_hub=true", "--eval_freq=500"}));
+                                                                       "--policy.push_to_hub=true", "--eval_freq=500",
+                                                                       "--dataset.type=lerobot", "--dataset.repo_id=a/b"}));
   INFO(r.output);
   CHECK(r.exit_code == 2);
   CHECK(contains(r.output, "3 configuration errors"));
   CHECK(contains(r.output, "--wandb.enable=true: shardkit has no Weights & Biases logger; log to TensorBoard with "
                            "--logger.type=tensorboard"));
   CHECK(contains(r.output, "--policy.push_to_hub=true: shardkit does not upload to the Hugging Face Hub"));
-  CHECK(contains(r.output, "--eval_freq=500 asks for an evaluation every 500 steps, which needs a validation split"));
+  CHECK(contains(r.output, "--eval_freq=500 evaluates on a validation split, and --dataset.type=lerobot has none"));
   CHECK_FALSE(fs::exists(dir / "run"));
 }
 
