@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -12,17 +14,27 @@
 
 namespace shardkit::test {
 
-/// Runs make_tokenizers.py once per process into a temporary folder and returns it.
-inline const std::string& tokenizer_data() {
-  static TempDir dir("shardkit-tokenizer");
-  static const std::string ready = [] {
+/// Runs make_tokenizers.py (corpus of `lines` lines) once per process and `lines`, into a
+/// temporary folder, and returns the folder: <dir>/corpus.bin, <dir>/{gpt2,llama3,gpt2_prefix}.
+inline std::string made_tokenizers(int lines) {
+  static std::map<int, std::unique_ptr<TempDir>> made;
+  auto& dir = made[lines];
+  if (!dir) {
+    auto fresh = std::make_unique<TempDir>("shardkit-tokenizer");
     const auto script = std::string(SHARDKIT_SOURCE_DIR) + "/tests/unit/tokenizer/make_tokenizers.py";
-    const auto r = run_command(python() + " " + shell_quote(script) + " " + shell_quote(dir.path()) + " 12000");
+    const auto r = run_command(python() + " " + shell_quote(script) + " " + shell_quote(fresh->path()) + " " +
+                               std::to_string(lines));
     if (r.exit_code != 0)
       throw std::runtime_error("make_tokenizers.py failed (Python `tokenizers` is a required peer):\n" + r.output);
-    return dir.path();
-  }();
-  return ready;
+    dir = std::move(fresh);
+  }
+  return dir->path();
+}
+
+/// The tokenizer unit tests' data: 12,000 corpus lines.
+inline const std::string& tokenizer_data() {
+  static const std::string dir = made_tokenizers(12000);
+  return dir;
 }
 
 /// Records "<length>\n<bytes>\n" as make_tokenizers.py writes them.
