@@ -3,7 +3,10 @@
 #undef CHECK
 #include <catch2/catch.hpp>
 
+#include <spdlog/sinks/ostream_sink.h>
+
 #include <filesystem>
+#include <sstream>
 #include <thread>
 
 #include "text_test_util.hpp"
@@ -101,4 +104,32 @@ TEST_CASE("two ranks loading at once get the same samples and one whole cache fi
   REQUIRE(files.size() == 1);  // no temporary file left behind
   const auto c = open_text(options, nullptr, &rank1);
   CHECK(at::equal(all_samples(*a).at("input_ids"), all_samples(*c).at("input_ids")));
+}
+
+TEST_CASE("tokenizing more than 1 MB logs progress with documents per second", "[text][cache]") {
+  TempDir dir;
+  const auto data = dir / "big.txt";
+  write_file(data, lines(20000));  // ~1.3 MB
+  REQUIRE(fs::file_size(data) > (1u << 20));
+  std::ostringstream out;
+  auto log = std::make_shared<spdlog::logger>("text-test", std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
+  const std::map<std::string, shardkit::Value> options{{"path", data}, {"tokenizer", text_tokenizers() + "/gpt2"},
+                                                      {"cache_dir", dir / "cache"}};
+  open_text(options, nullptr, nullptr, log);
+  INFO(out.str());
+  CHECK(contains(out.str(), "tokenizing 20000 documents"));
+  CHECK(contains(out.str(), "tokenized 100% (20000 documents"));
+  CHECK(contains(out.str(), "documents/s"));
+  std::ostringstream small_out;
+  auto small_log = std::make_shared<spdlog::logger>("text-test-small", std::make_shared<spdlog::sinks::ostream_sink_mt>(small_out));
+  write_file(dir / "small.txt", lines(10));
+  open_text({{"path", dir / "small.txt"}, {"tokenizer", text_tokenizers() + "/gpt2"}, {"cache_dir", dir / "cache"}},
+            nullptr, nullptr, small_log);
+  CHECK_FALSE(contains(small_out.str(), "tokenized 100%"));
+  // The second load reads the cache and says so.
+  std::ostringstream again;
+  auto again_log = std::make_shared<spdlog::logger>("text-test-again", std::make_shared<spdlog::sinks::ostream_sink_mt>(again));
+  open_text(options, nullptr, nullptr, again_log);
+  CHECK(contains(again.str(), "read from the token cache"));
+  CHECK_FALSE(contains(again.str(), "tokenizing"));
 }

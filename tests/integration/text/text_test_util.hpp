@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 
 #include <boost/json.hpp>
+#include <spdlog/logger.h>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -30,7 +31,8 @@ inline const std::string& text_tokenizers() {
 
 /// The text dataset plugin with `options` (keys without "dataset.") over its defaults.
 inline std::shared_ptr<Dataset> open_text(const std::map<std::string, Value>& options,
-                                          const Config* full_config = nullptr, const Runtime* runtime = nullptr) {
+                                          const Config* full_config = nullptr, const Runtime* runtime = nullptr,
+                                          std::shared_ptr<spdlog::logger> logger = nullptr) {
   static Registry registry;
   static const bool loaded = (registry.load_file(std::string(SHARDKIT_PLUGIN_DIR) + "/libshardkit-dataset-text.so"), true);
   (void)loaded;
@@ -39,6 +41,7 @@ inline std::shared_ptr<Dataset> open_text(const std::map<std::string, Value>& op
   for (const auto& [key, value] : options) ctx.options.set(key, value);
   ctx.full_config = full_config;
   ctx.runtime = runtime;
+  ctx.logger = std::move(logger);
   return registry.create_as<Dataset>("dataset", "text", ctx);
 }
 
