@@ -2,7 +2,7 @@
 byte-level BPE tokenizer.json files trained on it, and what `tokenizers` encodes and decodes.
 
 usage: make_tokenizers.py OUT_DIR [NUM_LINES]
-Writes OUT_DIR/corpus.bin and, per tokenizer NAME (gpt2, llama3, gpt2_prefix):
+Writes OUT_DIR/corpus.bin and, per tokenizer NAME (gpt2, llama3, gpt2_prefix, unk):
 OUT_DIR/NAME/tokenizer.json, OUT_DIR/NAME/ids.txt (one line of ids per corpus entry, special
 tokens added) and OUT_DIR/NAME/decoded.bin (decode(ids) of each line).
 .bin files are records "<byte length>\n<bytes>\n".
@@ -106,13 +106,24 @@ def gpt2_prefix(lines):
     return tok
 
 
+def unk(lines):
+    # Not byte-level: raw characters, a small alphabet so rare ones become <unk> (fused), and
+    # whitespace removed by a Split.
+    tok = Tokenizer(models.BPE(unk_token="<unk>", fuse_unk=True))
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex(r"\s+"), behavior="removed")
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(lines, trainers.BpeTrainer(vocab_size=800, special_tokens=["<unk>", "<|endoftext|>"],
+                                                       limit_alphabet=60, show_progress=False))
+    return tok
+
+
 def main():
     out = sys.argv[1]
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 10000
     os.makedirs(out, exist_ok=True)
     lines = corpus(n, ["<|endoftext|>", "<|begin_of_text|>", "<|end_of_text|>"])
     write_records(os.path.join(out, "corpus.bin"), lines)
-    for name, make in (("gpt2", gpt2), ("llama3", llama3), ("gpt2_prefix", gpt2_prefix)):
+    for name, make in (("gpt2", gpt2), ("llama3", llama3), ("gpt2_prefix", gpt2_prefix), ("unk", unk)):
         tok = make(lines)
         folder = os.path.join(out, name)
         os.makedirs(folder, exist_ok=True)

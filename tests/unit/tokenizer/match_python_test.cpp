@@ -95,3 +95,13 @@ TEST_CASE("special token ids: bos from the template, eos by name, skip_special_t
   CHECK(gpt2->eos_id() == gpt2->token_to_id("<|endoftext|>"));
   CHECK(gpt2->vocab_size() == 2000);
 }
+
+TEST_CASE("unk_token with fuse_unk, raw-character vocabulary and a Removed split match tokenizers", "[tokenizer]") {
+  require_same_as_python("unk");
+  const auto tokenizer = Tokenizer::load(tokenizer_data() + "/unk");
+  const auto unk = tokenizer->token_to_id("<unk>");
+  REQUIRE(unk);
+  // Characters outside the 60-character alphabet: one fused <unk> per run.
+  const auto ids = tokenizer->encode("\u4F60\u597D\u4E16\u754C", false);
+  CHECK(ids == std::vector<std::uint32_t>{*unk});
+}

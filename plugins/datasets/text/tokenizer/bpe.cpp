@@ -107,7 +107,8 @@ void Bpe::tokenize(std::string_view word, std::vector<std::uint32_t>& out) const
 void Bpe::merge_word(std::string_view word, std::vector<std::uint32_t>& out) const {
   std::vector<Symbol> symbols;
   symbols.reserve(word.size());
-  std::optional<std::pair<std::uint32_t, std::size_t>> unk;  // pending unknown: id, bytes
+  // A pending run of unknown characters: its byte length (0 = none).
+  std::size_t unk_len = 0;
   std::string piece;
   const auto add = [&](std::uint32_t id, std::size_t len) {
     const int pos = static_cast<int>(symbols.size());
@@ -121,19 +122,19 @@ void Bpe::merge_word(std::string_view word, std::vector<std::uint32_t>& out) con
     piece.append(word.substr(at, end - at));
     if (end == word.size()) piece += settings_.end_of_word_suffix;
     if (const auto it = vocab_.find(piece); it != vocab_.end()) {
-      if (unk) add(unk->first, unk->second), unk.reset();
+      if (unk_len) add(*unk_id_, unk_len);
+      unk_len = 0;
       add(it->second, end - at);
     } else if (unk_id_) {
-      if (unk && settings_.fuse_unk) {
-        unk->second += end - at;
-      } else {
-        if (unk) add(unk->first, unk->second);
-        unk = std::pair{*unk_id_, end - at};
+      if (unk_len && !settings_.fuse_unk) {
+        add(*unk_id_, unk_len);
+        unk_len = 0;
       }
+      unk_len += end - at;
     }  // no unk token: the character is dropped, as tokenizers does
     at = end;
   }
-  if (unk) add(unk->first, unk->second);
+  if (unk_len) add(*unk_id_, unk_len);
   if (!symbols.empty()) symbols.back().next = -1;
 
   std::priority_queue<Candidate> queue;
