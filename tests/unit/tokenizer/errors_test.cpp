@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include <boost/json.hpp>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 
 #include "shardkit/error.hpp"
@@ -78,5 +80,24 @@ TEST_CASE("missing files and invalid UTF-8 input are errors naming what is wrong
     FAIL("no error");
   } catch (const shardkit::FormatError& e) {
     CHECK(contains(e.what(), "not valid UTF-8 (byte 3)"));
+  }
+}
+
+TEST_CASE("tokenizer_config.json beside tokenizer.json names bos, eos and pad", "[tokenizer]") {
+  TempDir dir;
+  std::filesystem::copy_file(tokenizer_data() + "/llama3/tokenizer.json", dir / "tokenizer.json");
+  const auto write = [&](const std::string& text) { std::ofstream(dir / "tokenizer_config.json") << text; };
+  write(R"({"bos_token": "<|begin_of_text|>", "eos_token": {"content": "<|reserved_special_token_0|>"},
+            "pad_token": "<|end_of_text|>", "chat_template": "{{ ignored }}"})");
+  const auto t = Tokenizer::load(dir.path());
+  CHECK(t->bos_id() == t->token_to_id("<|begin_of_text|>"));
+  CHECK(t->eos_id() == t->token_to_id("<|reserved_special_token_0|>"));
+  CHECK(t->pad_id() == t->token_to_id("<|end_of_text|>"));
+  write(R"({"eos_token": "<|eot_id|>"})");
+  try {
+    Tokenizer::load(dir.path());
+    FAIL("no error");
+  } catch (const shardkit::FormatError& e) {
+    CHECK(contains(e.what(), "tokenizer_config.json: eos_token '<|eot_id|>' is not a token of"));
   }
 }
