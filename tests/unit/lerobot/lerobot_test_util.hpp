@@ -12,6 +12,7 @@
 #include "shardkit/dataset.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/loader.hpp"
+#include "plugin_defaults.hpp"
 #include "test_support.hpp"
 
 namespace shardkit::test {
@@ -38,14 +39,7 @@ inline std::shared_ptr<Dataset> open_lerobot(const std::map<std::string, Value>&
   Registry registry;
   registry.load_file(std::string(SHARDKIT_PLUGIN_DIR) + "/libshardkit-dataset-lerobot.so");
   PluginContext ctx;
-  const auto* d = registry.get("dataset", "lerobot").descriptor;
-  for (std::uint32_t i = 0; i < d->num_options; ++i) {
-    const auto& spec = d->options[i];
-    if (spec.type == OptionType::Int) ctx.options.set(spec.name, std::int64_t{std::stoll(spec.default_value)});
-    else if (spec.type == OptionType::Float) ctx.options.set(spec.name, std::stod(spec.default_value));
-    else if (spec.type == OptionType::Bool) ctx.options.set(spec.name, std::string(spec.default_value) == "true");
-    else ctx.options.set(spec.name, std::string(spec.default_value));
-  }
+  set_option_defaults(*registry.get("dataset", "lerobot").descriptor, ctx.options);
   for (const auto& [key, value] : options) ctx.options.set(key, value);
   return registry.create_as<Dataset>("dataset", "lerobot", ctx);
 }

@@ -1,0 +1,212 @@
+// Reads tokenizer.json into the tokenizer's parts, refusing what it does not implement by name.
+#include <boost/json.hpp>
+
+#include "added_tokens.hpp"
+#include "bpe.hpp"
+#include "pre_tokenizer.hpp"
+#include "shardkit/error.hpp"
+#include "tokenizer.hpp"
+
+namespace shardkit::text {
+namespace json = boost::json;
+namespace {
+
+std::string type_of(const json::object& o) {
+  const auto* t = o.if_contains("type");
+  return t && t->is_string() ? std::string(t->as_string()) : "";
+}
+
+bool flag(const json::object& o, const char* key, bool fallback) {
+  const auto* v = o.if_contains(key);
+  return v && v->is_bool() ? v->as_bool() : fallback;
+}
+
+std::string string_or_empty(const json::object& o, const char* key) {
+  const auto* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->as_string()) : "";
+}
+
+[[noreturn]] void unsupported(const std::string& source, const std::string& field, const std::string& value,
+                              const std::string& supported) {
+  throw FormatError(source + ": " + field + " '" + value + "' is not supported (supported: " + supported + ")");
+}
+
+std::unique_ptr<Bpe> read_model(const json::object& m, const std::string& source) {
+  const auto type = type_of(m);
+  if (!type.empty() && type != "BPE") unsupported(source, "model type", type, "BPE");
+  if (flag(m, "byte_fallback", false))
+    throw FormatError(source + ": model.byte_fallback=true (a sentencepiece-style tokenizer such as Llama 2's) is "
+                      "not supported; byte-level BPE tokenizers (GPT-2, Llama 3) are");
+  if (const auto* d = m.if_contains("dropout"); d && !d->is_null() && d->to_number<double>() != 0.0)
+    throw FormatError(source + ": model.dropout is set; BPE dropout is for training tokenizers and is not supported");
+  const auto* vocab = m.if_contains("vocab");
+  const auto* merges = m.if_contains("merges");
+  if (!vocab || !vocab->is_object() || !merges || !merges->is_array())
+    throw FormatError(source + ": model needs a 'vocab' object and a 'merges' array");
+  TokenMap tokens;
+  tokens.reserve(vocab->as_object().size());
+  for (const auto& kv : vocab->as_object()) {
+    const auto& id = kv.value();
+    if (!id.is_int64() || id.as_int64() < 0 || id.as_int64() > 0x7fffffff)
+      throw FormatError(source + ": model.vocab['" + std::string(kv.key()) + "'] is not a non-negative integer id");
+    tokens.emplace(std::string(kv.key()), static_cast<std::uint32_t>(id.as_int64()));
+  }
+  std::vector<std::pair<std::string, std::string>> pairs;
+  pairs.reserve(merges->as_array().size());
+  for (const auto& merge : merges->as_array()) {
+    if (merge.is_string()) {  // "a b"
+      const std::string s(merge.as_string());
+      const auto space = s.find(' ');
+      if (space == std::string::npos) throw FormatError(source + ": merge '" + s + "' has no space between its two tokens");
+      pairs.emplace_back(s.substr(0, space), s.substr(space + 1));
+    } else if (merge.is_array() && merge.as_array().size() == 2 && merge.as_array()[0].is_string() &&
+               merge.as_array()[1].is_string()) {  // ["a", "b"]
+      pairs.emplace_back(std::string(merge.as_array()[0].as_string()), std::string(merge.as_array()[1].as_string()));
+    } else {
+      throw FormatError(source + ": merge " + std::to_string(pairs.size()) + " is neither \"a b\" nor [\"a\", \"b\"]");
+    }
+  }
+  BpeSettings settings;
+  if (const auto* u = m.if_contains("unk_token"); u && u->is_string()) settings.unk_token = std::string(u->as_string());
+  settings.continuing_subword_prefix = string_or_empty(m, "continuing_subword_prefix");
+  settings.end_of_word_suffix = string_or_empty(m, "end_of_word_suffix");
+  settings.fuse_unk = flag(m, "fuse_unk", false);
+  settings.ignore_merges = flag(m, "ignore_merges", false);
+  return std::make_unique<Bpe>(std::move(tokens), pairs, std::move(settings), source);
+}
+
+std::unique_ptr<PreTokenizer> read_pre_tokenizer(const json::value& v, const std::string& source) {
+  if (v.is_null()) return nullptr;
+  const auto& o = v.as_object();
+  const auto type = type_of(o);
+  if (type == "ByteLevel") return std::make_unique<ByteLevelPreTokenizer>(flag(o, "add_prefix_space", true), flag(o, "use_regex", true));
+  if (type == "Sequence") {
+    std::vector<std::unique_ptr<PreTokenizer>> steps;
+    if (const auto* list = o.if_contains("pretokenizers"); list && list->is_array())
+      for (const auto& step : list->as_array())
+        if (auto p = read_pre_tokenizer(step, source)) steps.push_back(std::move(p));
+    return std::make_unique<SequencePreTokenizer>(std::move(steps));
+  }
+  if (type == "Split") {
+    const auto behavior = string_or_empty(o, "behavior");
+    SplitBehavior b;
+    if (behavior == "Isolated") b = SplitBehavior::Isolated;
+    else if (behavior == "Removed") b = SplitBehavior::Removed;
+    else unsupported(source, "Split pre-tokenizer behavior", behavior, "Isolated, Removed");
+    const auto* pattern = o.if_contains("pattern");
+    std::string regex;
+    if (pattern && pattern->is_object() && pattern->as_object().contains("Regex"))
+      regex = std::string(pattern->as_object().at("Regex").as_string());
+    else if (pattern && pattern->is_object() && pattern->as_object().contains("String"))
+      regex = escape_regex(std::string(pattern->as_object().at("String").as_string()));
+    else
+      throw FormatError(source + ": Split pre-tokenizer without a {\"Regex\": ...} or {\"String\": ...} pattern");
+    return std::make_unique<SplitPreTokenizer>(regex, b, flag(o, "invert", false), source + " (Split pre-tokenizer)");
+  }
+  unsupported(source, "pre_tokenizer type", type, "ByteLevel, Split, Sequence, null");
+}
+
+void read_post_processor(const json::value& v, const AddedVocabulary& added, const Bpe& model,
+                         TokenizerParts& parts, const std::string& source) {
+  if (v.is_null()) return;
+  const auto& o = v.as_object();
+  const auto type = type_of(o);
+  if (type == "ByteLevel") return;  // changes offsets only
+  if (type == "Sequence") {
+    if (const auto* list = o.if_contains("processors"); list && list->is_array())
+      for (const auto& p : list->as_array()) read_post_processor(p, added, model, parts, source);
+    return;
+  }
+  if (type != "TemplateProcessing") unsupported(source, "post_processor type", type, "TemplateProcessing, ByteLevel, Sequence, null");
+  const auto* single = o.if_contains("single");
+  if (!single || !single->is_array()) throw FormatError(source + ": TemplateProcessing without a 'single' template");
+  const auto* specials = o.if_contains("special_tokens");
+  bool seen_a = false;
+  for (const auto& piece : single->as_array()) {
+    const auto& p = piece.as_object();
+    if (const auto* seq = p.if_contains("Sequence")) {
+      const auto id = string_or_empty(seq->as_object(), "id");
+      if (id != "A") throw FormatError(source + ": the single-sequence template uses $" + id + "; only $A is supported");
+      seen_a = true;
+    } else if (const auto* sp = p.if_contains("SpecialToken")) {
+      const auto name = string_or_empty(sp->as_object(), "id");
+      const json::value* entry = specials && specials->is_object() ? specials->as_object().if_contains(name) : nullptr;
+      std::vector<std::uint32_t> ids;
+      if (entry && entry->is_object() && entry->as_object().contains("ids")) {
+        for (const auto& id : entry->as_object().at("ids").as_array()) ids.push_back(static_cast<std::uint32_t>(id.to_number<std::int64_t>()));
+      } else if (const auto* t = added.by_content(name)) {
+        ids.push_back(t->id);
+      } else if (const auto id = model.token_to_id(name)) {
+        ids.push_back(*id);
+      } else {
+        throw FormatError(source + ": the template's special token '" + name + "' has no id");
+      }
+      auto& target = seen_a ? parts.suffix_ids : parts.prefix_ids;
+      target.insert(target.end(), ids.begin(), ids.end());
+    }
+  }
+}
+
+std::vector<AddedToken> read_added_tokens(const json::value* v, const std::string& source) {
+  std::vector<AddedToken> tokens;
+  if (!v || v->is_null()) return tokens;
+  for (const auto& entry : v->as_array()) {
+    const auto& o = entry.as_object();
+    AddedToken t;
+    const auto* id = o.if_contains("id");
+    if (!id || !id->is_int64()) throw FormatError(source + ": an added_tokens entry has no integer 'id'");
+    t.id = static_cast<std::uint32_t>(id->as_int64());
+    t.content = string_or_empty(o, "content");
+    t.special = flag(o, "special", false);
+    t.single_word = flag(o, "single_word", false);
+    t.lstrip = flag(o, "lstrip", false);
+    t.rstrip = flag(o, "rstrip", false);
+    t.normalized = flag(o, "normalized", !t.special);
+    tokens.push_back(std::move(t));
+  }
+  return tokens;
+}
+
+}  // namespace
+
+TokenizerParts::TokenizerParts() = default;
+TokenizerParts::~TokenizerParts() = default;
+TokenizerParts::TokenizerParts(TokenizerParts&&) noexcept = default;
+
+TokenizerParts parse_tokenizer_json(const std::string& json_text, const std::string& source) {
+  json::value root;
+  try {
+    root = json::parse(json_text);
+  } catch (const std::exception& e) {
+    throw FormatError(source + ": not valid JSON (" + e.what() + ")");
+  }
+  if (!root.is_object()) throw FormatError(source + ": not a tokenizer.json (the top level is not an object)");
+  const auto& o = root.as_object();
+  try {
+    if (const auto* n = o.if_contains("normalizer"); n && !n->is_null()) {
+      const auto type = type_of(n->as_object());
+      const auto* list = n->as_object().if_contains("normalizers");
+      if (!(type == "Sequence" && list && list->is_array() && list->as_array().empty()))
+        unsupported(source, "normalizer", type, "null (byte-level BPE tokenizers such as GPT-2's and Llama 3's have none)");
+    }
+    const auto* model = o.if_contains("model");
+    if (!model || !model->is_object()) throw FormatError(source + ": no 'model' object");
+    TokenizerParts parts;
+    parts.model = read_model(model->as_object(), source);
+    parts.added = std::make_unique<AddedVocabulary>(read_added_tokens(o.if_contains("added_tokens"), source));
+    if (const auto* p = o.if_contains("pre_tokenizer")) parts.pre_tokenizer = read_pre_tokenizer(*p, source);
+    if (const auto* p = o.if_contains("post_processor")) read_post_processor(*p, *parts.added, *parts.model, parts, source);
+    if (const auto* d = o.if_contains("decoder"); d && !d->is_null()) parts.decoder = type_of(d->as_object());
+    if (const auto* pad = o.if_contains("padding"); pad && pad->is_object())
+      if (const auto* id = pad->as_object().if_contains("pad_id"); id && id->is_int64())
+        parts.pad_id = static_cast<std::uint32_t>(id->as_int64());
+    return parts;
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    // Boost.JSON's as_object()/as_string() on a value of another kind.
+    throw FormatError(source + ": a field has an unexpected JSON type (" + e.what() + ")");
+  }
+}
+
+}  // namespace shardkit::text

@@ -1,0 +1,76 @@
+// Bad input to the text dataset: each error names the file, line, column or flag involved.
+#include <catch2/catch.hpp>
+
+#include "text_test_util.hpp"
+
+using namespace shardkit::test;
+
+namespace {
+
+std::map<std::string, shardkit::Value> with(const TempDir& dir, const std::string& path,
+                                           const std::string& column = "text") {
+  return {{"path", path}, {"text_column", column}, {"tokenizer", text_tokenizers() + "/gpt2"},
+          {"cache_dir", dir / "cache"}};
+}
+
+}  // namespace
+
+TEST_CASE("missing files and folders without data are named", "[text][errors]") {
+  TempDir dir;
+  CHECK(contains(text_error(with(dir, dir / "nope.jsonl")), "--dataset.path=" + dir / "nope.jsonl" + ": no such file"));
+  CHECK(contains(text_error(with(dir, dir.path())), "holds no .jsonl, .csv or .txt file"));
+  write_file(dir / "data.parquet", "x");
+  CHECK(contains(text_error(with(dir, dir / "data.parquet")), "not a .jsonl, .csv or .txt file"));
+  CHECK(contains(text_error(with(dir, "")), "--dataset.path is not set"));
+  auto bad_tok = with(dir, dir / "data.parquet");
+  bad_tok["tokenizer"] = dir / "no-tokenizer";
+  write_file(dir / "a.txt", "hello\n");
+  bad_tok["path"] = dir / "a.txt";
+  CHECK(contains(text_error(bad_tok), "no-tokenizer: no such tokenizer.json file"));
+}
+
+TEST_CASE("an unknown column names the columns present", "[text][errors]") {
+  TempDir dir;
+  write_file(dir / "a.jsonl", "{\"prompt\": \"x\", \"completion\": \"y\"}\n");
+  auto e = text_error(with(dir, dir / "a.jsonl"));
+  CHECK(contains(e, "a.jsonl:1: no field 'text' (fields: prompt, completion)"));
+  CHECK(contains(e, "--dataset.text_column"));
+  write_file(dir / "b.csv", "id,body\n1,hello\n");
+  e = text_error(with(dir, dir / "b.csv"));
+  CHECK(contains(e, "b.csv: no column 'text' (columns: id, body)"));
+}
+
+TEST_CASE("malformed lines are named by file and line", "[text][errors]") {
+  TempDir dir;
+  write_file(dir / "a.jsonl", "{\"text\": \"ok\"}\n\n{\"text\": \"broken\"\n");
+  CHECK(contains(text_error(with(dir, dir / "a.jsonl")), "a.jsonl:3: not a JSON object"));
+  write_file(dir / "b.jsonl", "{\"text\": 5}\n");
+  CHECK(contains(text_error(with(dir, dir / "b.jsonl")), "b.jsonl:1: field 'text' is not a string"));
+  write_file(dir / "c.csv", "text,n\n\"a, b\",1\n\"multi\nline\",2\nonly one field\n");
+  CHECK(contains(text_error(with(dir, dir / "c.csv")), "c.csv:5: 1 fields where the header has 2"));
+  write_file(dir / "d.csv", "text\n\"never closed\n");
+  CHECK(contains(text_error(with(dir, dir / "d.csv")), "d.csv:2: a quoted field is never closed"));
+  write_file(dir / "e.txt", "fine\nbad \xC3\x28 byte\n");
+  CHECK(contains(text_error(with(dir, dir / "e.txt")), "e.txt:2: the text is not valid UTF-8"));
+}
+
+TEST_CASE("an empty dataset is an error, not zero samples", "[text][errors]") {
+  TempDir dir;
+  write_file(dir / "empty.txt", "\n\n\n");
+  CHECK(contains(text_error(with(dir, dir / "empty.txt")), "the text dataset is empty"));
+  write_file(dir / "empty.jsonl", "{\"text\": \"\"}\n");
+  CHECK(contains(text_error(with(dir, dir / "empty.jsonl")), "the text dataset is empty"));
+}
+
+TEST_CASE("an unsupported tokenizer is refused by name", "[text][errors]") {
+  TempDir dir;
+  write_file(dir / "a.txt", "hello\n");
+  auto json = slurp(text_tokenizers() + "/gpt2/tokenizer.json");
+  const auto at = json.find("\"byte_fallback\": false");
+  REQUIRE(at != std::string::npos);
+  json.replace(at, 22, "\"byte_fallback\": true");
+  write_file(dir / "tokenizer.json", json);
+  auto options = with(dir, dir / "a.txt");
+  options["tokenizer"] = dir / "tokenizer.json";
+  CHECK(contains(text_error(options), "byte_fallback=true"));
+}
