@@ -1,10 +1,12 @@
 // Out-of-line destructors and defaults of the plugin interfaces (anchors their type_info in core).
 #include "shardkit/backend.hpp"
+#include "shardkit/causal_lm.hpp"
 #include "shardkit/checkpoint_format.hpp"
 #include "shardkit/dataset.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/policy.hpp"
 #include "shardkit/pretrained_config.hpp"
+#include "shardkit/pretrained_files.hpp"
 
 namespace shardkit {
 
@@ -13,6 +15,9 @@ Dataset::~Dataset() = default;
 Backend::~Backend() = default;
 CheckpointFormat::~CheckpointFormat() = default;
 PretrainedConfigWriter::~PretrainedConfigWriter() = default;
+PretrainedWeightsLoader::~PretrainedWeightsLoader() = default;
+PretrainedFilesWriter::~PretrainedFilesWriter() = default;
+CausalLanguageModel::~CausalLanguageModel() = default;
 
 DeltaIndices Policy::delta_indices() const { return {}; }
 
