@@ -25,15 +25,17 @@ constexpr double kTolerance = 1e-5;
 std::set<std::string> saved_names(const std::string& folder) {
   std::set<std::string> names;
   for (const auto& e : std::filesystem::directory_iterator(folder))
-    if (e.path().extension() == ".safetensors")
-      for (const auto& name : safetensors::File::open(e.path().string()).names()) names.insert(name);
+    if (e.path().extension() == ".safetensors") {
+      const auto file = safetensors::File::open(e.path().string());
+      for (const auto& name : file.names()) names.insert(name);
+    }
   return names;
 }
 
 void check_against_transformers(const std::string& folder, bool tied, const std::string& what) {
   INFO(what);
-  peer("logits " + shell_quote(folder) + " " + shell_quote(folder + "/reference.safetensors"));
-  const auto reference = read_tensors(folder + "/reference.safetensors");
+  peer("logits " + shell_quote(folder) + " " + shell_quote(folder + ".reference.safetensors"));
+  const auto reference = read_tensors(folder + ".reference.safetensors");
   auto policy = make_llama(tied, folder);
 
   // transformers' keys, lm_head.weight only when untied.

@@ -44,7 +44,7 @@ TEST_CASE("llama trains 20 steps from a transformers folder under ddp and fsdp; 
     REQUIRE(l.size() == 20);
     const double first = (l[0] + l[1] + l[2]) / 3, last = (l[17] + l[18] + l[19]) / 3;
     WARN(name << ": mean loss of the first 3 steps " << first << ", of the last 3 " << last);
-    CHECK(last < 0.9 * first);
+    CHECK(last < 0.95 * first);
 
     const auto saved = run + "/checkpoints/last/pretrained_model";
     for (const auto* file : {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"})
