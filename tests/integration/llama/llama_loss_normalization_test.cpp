@@ -59,7 +59,7 @@ double weight_difference(const std::string& a, const std::string& b) {
 
 TEST_CASE("llama on variable-length data: (16,1,1 rank), (1,16,1 rank) and (2,2,4 ranks) give the same weights") {
   TempDir dir("sk-llama-loss");
-  peer("make " + shell_quote(dir / "start") + " 0 0");
+  peer("make " + shell_quote(dir / "start:0:0"));
   const Split splits[] = {{"b16_a1_r1", 16, 1, 1, "single"},
                           {"b1_a16_r1", 1, 16, 1, "single"},
                           {"b2_a2_r4_ddp", 2, 2, 4, "ddp"},

@@ -1,7 +1,9 @@
 """transformers' side of the llama tests: makes tiny random Llama folders and computes their logits.
 
-  llama_peer.py make <folder> <tied 0|1> <shard 0|1> [<dtype float32|bfloat16>]
-  llama_peer.py logits <folder> <out.safetensors>
+  llama_peer.py make <folder>:<tied 0|1>:<shard 0|1>[:<dtype float32|bfloat16>] ...
+  llama_peer.py logits <folder> <out.safetensors> [<folder> <out.safetensors> ...]
+
+(several folders per call: importing transformers takes seconds)
 
 `make` saves a LlamaForCausalLM (2 layers, 4 heads, 2 key/value heads, Llama 3 rope scaling) with
 weights scaled up from transformers' initialisation so that logits are far from uniform, plus
@@ -71,8 +73,11 @@ def logits(folder, out):
 
 if __name__ == "__main__":
     if sys.argv[1] == "make":
-        make(sys.argv[2], sys.argv[3] == "1", sys.argv[4] == "1", *(sys.argv[5:6]))
+        for spec in sys.argv[2:]:
+            folder, tied, shard, *dtype = spec.split(":")
+            make(folder, tied == "1", shard == "1", *dtype)
     elif sys.argv[1] == "logits":
-        logits(sys.argv[2], sys.argv[3])
+        for folder, out in zip(sys.argv[2::2], sys.argv[3::2]):
+            logits(folder, out)
     else:
         sys.exit(f"unknown command {sys.argv[1]}")

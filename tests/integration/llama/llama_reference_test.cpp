@@ -34,7 +34,6 @@ std::set<std::string> saved_names(const std::string& folder) {
 
 void check_against_transformers(const std::string& folder, bool tied, const std::string& what) {
   INFO(what);
-  peer("logits " + shell_quote(folder) + " " + shell_quote(folder + ".reference.safetensors"));
   const auto reference = read_tensors(folder + ".reference.safetensors");
   auto policy = make_llama(tied, folder);
 
@@ -84,9 +83,13 @@ std::string construction_error(bool tied, const std::string& path, const std::ma
 
 TEST_CASE("llama computes transformers' logits for tiny random Llama folders (GQA, llama3 rope)") {
   TempDir dir("sk-llama-ref");
-  peer("make " + shell_quote(dir / "tied") + " 1 1");      // tied, sharded with max_shard_size
-  peer("make " + shell_quote(dir / "untied") + " 0 0");    // untied, one model.safetensors
-  peer("make " + shell_quote(dir / "bf16") + " 0 0 bfloat16");
+  // Tied and sharded with max_shard_size; untied in one model.safetensors; a bf16 file.
+  peer("make " + shell_quote(dir / "tied:1:1") + " " + shell_quote(dir / "untied:0:0") + " " +
+       shell_quote(dir / "bf16:0:0:bfloat16"));
+  std::string logits = "logits";
+  for (const auto* name : {"tied", "untied", "bf16"})
+    logits += " " + shell_quote(dir / name) + " " + shell_quote(dir / name + ".reference.safetensors");
+  peer(logits);
   REQUIRE(std::filesystem::exists(dir / "tied/model.safetensors.index.json"));
   REQUIRE(std::filesystem::exists(dir / "untied/model.safetensors"));
   check_against_transformers(dir / "tied", true, "tied, sharded");
@@ -96,7 +99,7 @@ TEST_CASE("llama computes transformers' logits for tiny random Llama folders (GQ
 
 TEST_CASE("llama refuses bad folders and options with errors naming the key or option") {
   TempDir dir("sk-llama-bad");
-  peer("make " + shell_quote(dir / "m") + " 0 0");
+  peer("make " + shell_quote(dir / "m:0:0") + " " + shell_quote(dir / "tied:1:0"));
   namespace fs = std::filesystem;
   // Another model type.
   fs::copy(dir / "m", dir / "gpt2");
@@ -122,7 +125,6 @@ TEST_CASE("llama refuses bad folders and options with errors naming the key or o
              Catch::Contains("tensor 'model.layers.0.mlp.gate_proj.weight' has shape [64, 32]") &&
                  Catch::Contains("shape mismatch"));
   // An untied model from a tied folder: lm_head.weight is missing.
-  peer("make " + shell_quote(dir / "tied") + " 1 0");
   CHECK_THAT(construction_error(false, dir / "tied"), Catch::Contains("no tensor 'lm_head.weight'") &&
                                                           Catch::Contains("missing key"));
   // Weights of a layer the model does not have.

@@ -28,9 +28,8 @@ std::vector<std::string> llama_run(const std::string& out, const std::string& fo
 
 TEST_CASE("llama trains 20 steps from a transformers folder under ddp and fsdp; transformers loads the result") {
   TempDir dir("sk-llama-train");
-  peer("make " + shell_quote(dir / "start") + " 1 1");  // tied, sharded, with tokenizer files
-  peer("logits " + shell_quote(dir / "start") + " " + shell_quote(dir / "start.safetensors"));
-  const auto start = read_tensors(dir / "start.safetensors");
+  peer("make " + shell_quote(dir / "start:1:1"));  // tied, sharded, with tokenizer files
+  std::vector<std::pair<std::string, std::string>> trained_runs;
   for (const auto& [name, extra] :
        {std::pair<std::string, std::vector<std::string>>{"ddp", {"--distributed_backend=ddp"}},
         {"fsdp", {"--distributed_backend=fsdp", "--parallelism.dp_shard=2"}}}) {
@@ -55,15 +54,23 @@ TEST_CASE("llama trains 20 steps from a transformers folder under ddp and fsdp; 
     CHECK(contains(config, R"("rope_type": "llama3")"));
     CHECK(read_tensors(saved + "/model.safetensors").count("lm_head.weight") == 0);  // tied, as transformers saves
 
-    // transformers loads it strictly (llama_peer.py fails otherwise) and computes shardkit's logits.
-    peer("logits " + shell_quote(saved) + " " + shell_quote(run + "/trained.safetensors"));
-    const auto trained = read_tensors(run + "/trained.safetensors");
+    trained_runs.emplace_back(name, saved);
+  }
+  // transformers loads each checkpoint strictly (llama_peer.py fails otherwise) and computes
+  // shardkit's logits for the trained weights, which differ from the starting ones.
+  std::string command = "logits " + shell_quote(dir / "start") + " " + shell_quote(dir / "start.safetensors");
+  for (const auto& [name, saved] : trained_runs)
+    command += " " + shell_quote(saved) + " " + shell_quote(dir / name + ".safetensors");
+  peer(command);
+  const auto start = read_tensors(dir / "start.safetensors");
+  for (const auto& [name, saved] : trained_runs) {
+    INFO(name);
+    const auto trained = read_tensors(dir / name + ".safetensors");
     auto policy = make_llama(true, saved);
     const auto logits = shardkit_logits(*policy, trained);
     WARN(name << ": largest |logit difference| to transformers after training "
               << (logits - trained.at("logits")).abs().max().item<double>());
     CHECK(torch::allclose(logits, trained.at("logits"), 1e-5, 1e-5));
-    // ... and training changed them.
     CHECK((trained.at("logits") - start.at("logits")).abs().max().item<double>() > 1e-2);
   }
 }
