@@ -41,6 +41,8 @@ class LlamaPolicy final : public shardkit::Policy,
  public:
   explicit LlamaPolicy(const shardkit::PluginContext& ctx)
       : config_(shardkit::llama::read_config(ctx.options)), options_(ctx.options) {
+    // A dataset without token ids (the default synthetic one) is refused at start-up, naming it.
+    if (!ctx.features.empty()) shardkit::feature_numel(ctx, "input_ids", "llama");
     model = register_module("model", shardkit::llama::LlamaModel(config_));
     if (!config_.tie_word_embeddings)
       lm_head = register_module("lm_head", torch::nn::Linear(torch::nn::LinearOptions(config_.hidden_size,
