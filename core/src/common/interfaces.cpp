@@ -4,7 +4,9 @@
 #include "shardkit/checkpoint_format.hpp"
 #include "shardkit/dataset.hpp"
 #include "shardkit/error.hpp"
+#include "shardkit/metrics_logger.hpp"
 #include "shardkit/policy.hpp"
+#include "shardkit/optimizer_preset.hpp"
 #include "shardkit/pretrained_config.hpp"
 #include "shardkit/pretrained_files.hpp"
 
@@ -18,6 +20,10 @@ PretrainedConfigWriter::~PretrainedConfigWriter() = default;
 PretrainedWeightsLoader::~PretrainedWeightsLoader() = default;
 PretrainedFilesWriter::~PretrainedFilesWriter() = default;
 CausalLanguageModel::~CausalLanguageModel() = default;
+OptimizerPresetPolicy::~OptimizerPresetPolicy() = default;
+MetricsLogger::~MetricsLogger() = default;
+
+void MetricsLogger::finish() {}
 
 DeltaIndices Policy::delta_indices() const { return {}; }
 
