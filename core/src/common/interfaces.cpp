@@ -1,5 +1,6 @@
 // Out-of-line destructors and defaults of the plugin interfaces (anchors their type_info in core).
 #include "shardkit/backend.hpp"
+#include "shardkit/causal_lm.hpp"
 #include "shardkit/checkpoint_format.hpp"
 #include "shardkit/dataset.hpp"
 #include "shardkit/error.hpp"
@@ -7,6 +8,7 @@
 #include "shardkit/policy.hpp"
 #include "shardkit/optimizer_preset.hpp"
 #include "shardkit/pretrained_config.hpp"
+#include "shardkit/pretrained_files.hpp"
 
 namespace shardkit {
 
@@ -15,6 +17,9 @@ Dataset::~Dataset() = default;
 Backend::~Backend() = default;
 CheckpointFormat::~CheckpointFormat() = default;
 PretrainedConfigWriter::~PretrainedConfigWriter() = default;
+PretrainedWeightsLoader::~PretrainedWeightsLoader() = default;
+PretrainedFilesWriter::~PretrainedFilesWriter() = default;
+CausalLanguageModel::~CausalLanguageModel() = default;
 OptimizerPresetPolicy::~OptimizerPresetPolicy() = default;
 MetricsLogger::~MetricsLogger() = default;
 

@@ -21,12 +21,38 @@ const std::set<std::string>& lerobot_base_fields() {
   return fields;
 }
 
+/// transformers' PretrainedConfig fields that describe the file, not the model.
+const std::set<std::string>& hf_base_fields() {
+  static const std::set<std::string> fields = {"architectures", "model_type", "torch_dtype", "dtype",
+                                               "transformers_version", "_name_or_path", "use_cache", "path"};
+  return fields;
+}
+
+/// A transformers config.json ("model_type", no "type"): the policy named by model_type, and
+/// each field as the option of that name; a null is the field's default (left out), lists and
+/// objects stay JSON text.
+RawConfig hf_config(const json::object& object, const std::string& path) {
+  json::object kept;
+  const auto& type = object.at("model_type");
+  if (!type.is_string()) throw ConfigError(path + ": \"model_type\" is not a string");
+  kept["type"] = type;
+  for (const auto& [key, v] : object) {
+    const std::string name(key);
+    if (hf_base_fields().count(name) || v.is_null()) continue;
+    if (v.is_object() || v.is_array()) kept[key] = json::serialize(v);
+    else kept[key] = v;
+  }
+  return Config::from_json_text(json::serialize(kept), path + " (a Hugging Face config.json)");
+}
+
 }  // namespace
 
 RawConfig read_saved_policy_config(const std::string& path) {
   const auto text = read_text_file(path);
   json::error_code ec;
   auto value = json::parse(text, ec);
+  if (!ec && value.is_object() && value.as_object().contains("model_type") && !value.as_object().contains("type"))
+    return hf_config(value.as_object(), path);
   const bool lerobot = !ec && value.is_object() &&
                        (value.as_object().contains("input_features") || value.as_object().contains("output_features"));
   if (!lerobot) {

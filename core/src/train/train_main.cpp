@@ -182,7 +182,7 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
     const auto saved = (fs::path(path) / "config.json").string();
     if (!fs::is_regular_file(saved))
       throw ConfigError("--policy.path=" + path + " is not a pretrained_model folder (no config.json); "
-                        "point it at <run>/checkpoints/<step>/pretrained_model");
+                        "point it at <run>/checkpoints/<step>/pretrained_model or at a Hugging Face model folder");
     for (auto& [key, value] : train::read_saved_policy_config(saved)) {
       if (key == "device") continue;
       if (const auto asked = given(flags, file, "policy.type", "");

@@ -16,6 +16,7 @@
 #include "shardkit/optimizer_preset.hpp"
 #include "shardkit/precision.hpp"
 #include "shardkit/pretrained_config.hpp"
+#include "shardkit/pretrained_files.hpp"
 #include "shardkit/logging.hpp"
 #include "../comm/ledger.hpp"
 #include "checkpoint_manifest.hpp"
@@ -374,6 +375,12 @@ void Trainer::resume_from(const std::string& dir) {
 }
 
 void Trainer::load_weights(const std::string& pretrained_dir) {
+  // A policy that read a Hugging Face folder's weights itself (llama) needs no checkpoint.
+  if (const auto* own = dynamic_cast<const PretrainedWeightsLoader*>(policy_.get());
+      own != nullptr && own->loaded_pretrained_weights()) {
+    logger()->info("loaded weights from {}", pretrained_dir);
+    return;
+  }
   const auto root = fs::path(pretrained_dir).lexically_normal();
   const auto checkpoint = (root.filename().empty() ? root.parent_path() : root).parent_path();
   const auto format = checkpointer_->format_of(checkpoint.string());
@@ -450,6 +457,8 @@ void Trainer::save_checkpoint(std::int64_t step) {
       {"training_state/scheduler_state.json", scheduler_->state_json(step)},
       {"training_state/optimizer_param_groups.json", optimizer_->param_groups_json(lr)}};
   if (scaler_) files["training_state/scaler_state.json"] = scaler_->state_json();
+  if (const auto* extra = dynamic_cast<const PretrainedFilesWriter*>(policy_.get()))
+    for (auto& [name, content] : extra->pretrained_files()) files["pretrained_model/" + name] = std::move(content);
   if (!normalizer_.stats().empty()) files.merge(processor_files(normalizer_, runtime_.device));
   const auto dir = checkpointer_->save((fs::path(output_dir_) / "checkpoints").string(),
                                        step_dir_name(step, steps_), state, files);

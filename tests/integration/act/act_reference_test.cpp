@@ -13,6 +13,7 @@
 #include "shardkit/policy.hpp"
 #include "shardkit/safetensors.hpp"
 #include "shardkit/safetensors_torch.hpp"
+#include "plugin_defaults.hpp"
 #include "test_support.hpp"
 
 using namespace shardkit;
@@ -26,16 +27,7 @@ std::shared_ptr<Policy> make_act(const FeatureShapes& features, const std::map<s
   static Registry registry;
   if (registry.find("policy", "act") == nullptr)
     registry.load_file(std::string(SHARDKIT_PLUGIN_DIR) + "/libshardkit-policy-act.so");
-  PluginContext ctx;
-  const auto* d = registry.get("policy", "act").descriptor;
-  for (std::uint32_t i = 0; i < d->num_options; ++i) {
-    const auto& spec = d->options[i];
-    const std::string v = spec.default_value;
-    if (spec.type == OptionType::Int) ctx.options.set(spec.name, std::int64_t{std::stoll(v)});
-    else if (spec.type == OptionType::Float) ctx.options.set(spec.name, std::stod(v));
-    else if (spec.type == OptionType::Bool) ctx.options.set(spec.name, v == "true");
-    else ctx.options.set(spec.name, v);
-  }
+  auto ctx = test::context_with_defaults(registry, "policy", "act");
   for (const auto& [key, value] : options) ctx.options.set(key, value);
   ctx.features = features;
   return registry.create_as<Policy>("policy", "act", ctx);

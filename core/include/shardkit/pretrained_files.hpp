@@ -1,0 +1,32 @@
+// Optional capabilities of a Policy for Hugging Face model folders: it loads its own weights
+// from --policy.path, and it adds files (the tokenizer's) to each checkpoint's pretrained_model/.
+//
+//   class MyPolicy : public shardkit::Policy, public shardkit::PretrainedWeightsLoader {
+//     bool loaded_pretrained_weights() const override { return loaded_; }  // set in the constructor
+//   };
+#pragma once
+
+#include <map>
+#include <string>
+
+namespace shardkit {
+
+/// A policy that read --policy.path's weights itself while it was constructed (see
+/// shardkit/hf_folder.hpp); the trainer then loads no checkpoint for --policy.path.
+class PretrainedWeightsLoader {
+ public:
+  virtual ~PretrainedWeightsLoader();
+  /// True when the constructor loaded the weights of --policy.path.
+  virtual bool loaded_pretrained_weights() const = 0;
+};
+
+/// A policy whose checkpoints carry more files in pretrained_model/ than config.json and the
+/// weights (a language model's tokenizer files, so that the folder is a complete model).
+class PretrainedFilesWriter {
+ public:
+  virtual ~PretrainedFilesWriter();
+  /// File name (inside pretrained_model/) -> its whole content.
+  virtual std::map<std::string, std::string> pretrained_files() const = 0;
+};
+
+}  // namespace shardkit

@@ -1,0 +1,99 @@
+// Llama's modules: the computation of transformers' LlamaModel, reimplemented with LibTorch.
+#include "llama_model.hpp"
+
+#include <cmath>
+
+#include "llama_rope.hpp"
+
+namespace shardkit::llama {
+
+LlamaRMSNormImpl::LlamaRMSNormImpl(std::int64_t size, double eps) : eps_(eps) {
+  weight = register_parameter("weight", torch::ones({size}));
+}
+
+torch::Tensor LlamaRMSNormImpl::forward(const torch::Tensor& x) {
+  const auto dtype = x.scalar_type();
+  const auto h = x.to(torch::kFloat32);
+  const auto variance = h.pow(2).mean(-1, true);
+  return weight * (h * torch::rsqrt(variance + eps_)).to(dtype);
+}
+
+LlamaAttentionImpl::LlamaAttentionImpl(const LlamaConfig& c) : c_(c) {
+  const auto q = c.num_attention_heads * c.head_dim, kv = c.num_key_value_heads * c.head_dim;
+  const auto linear = [&](std::int64_t in, std::int64_t out) {
+    return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(c.attention_bias));
+  };
+  q_proj = register_module("q_proj", linear(c.hidden_size, q));
+  k_proj = register_module("k_proj", linear(c.hidden_size, kv));
+  v_proj = register_module("v_proj", linear(c.hidden_size, kv));
+  o_proj = register_module("o_proj", linear(q, c.hidden_size));
+}
+
+torch::Tensor LlamaAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
+                                          const torch::Tensor& mask) {
+  const auto batch = x.size(0), seq = x.size(1);
+  const auto heads = [&](const torch::Tensor& t) { return t.view({batch, seq, -1, c_.head_dim}).transpose(1, 2); };
+  auto q = apply_rotary(heads(q_proj(x)), cos, sin);
+  auto k = apply_rotary(heads(k_proj(x)), cos, sin);
+  auto v = heads(v_proj(x));
+  const auto groups = c_.num_attention_heads / c_.num_key_value_heads;
+  if (groups > 1) {  // head h reads key/value head h / groups (transformers' repeat_kv)
+    k = k.repeat_interleave(groups, 1);
+    v = v.repeat_interleave(groups, 1);
+  }
+  const double dropout = is_training() ? c_.attention_dropout : 0.0;
+  const auto out = at::scaled_dot_product_attention(q, k, v, mask, dropout, false,
+                                                    1.0 / std::sqrt(static_cast<double>(c_.head_dim)));
+  return o_proj(out.transpose(1, 2).reshape({batch, seq, -1}));
+}
+
+LlamaMLPImpl::LlamaMLPImpl(const LlamaConfig& c) {
+  const auto linear = [&](std::int64_t in, std::int64_t out) {
+    return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(c.mlp_bias));
+  };
+  gate_proj = register_module("gate_proj", linear(c.hidden_size, c.intermediate_size));
+  up_proj = register_module("up_proj", linear(c.hidden_size, c.intermediate_size));
+  down_proj = register_module("down_proj", linear(c.intermediate_size, c.hidden_size));
+}
+
+torch::Tensor LlamaMLPImpl::forward(const torch::Tensor& x) { return down_proj(torch::silu(gate_proj(x)) * up_proj(x)); }
+
+LlamaDecoderLayerImpl::LlamaDecoderLayerImpl(const LlamaConfig& c) : ListBlock("LlamaDecoderLayer") {
+  self_attn = register_module("self_attn", LlamaAttention(c));
+  mlp = register_module("mlp", LlamaMLP(c));
+  input_layernorm = register_module("input_layernorm", LlamaRMSNorm(c.hidden_size, c.rms_norm_eps));
+  post_attention_layernorm = register_module("post_attention_layernorm", LlamaRMSNorm(c.hidden_size, c.rms_norm_eps));
+}
+
+nn::TensorList LlamaDecoderLayerImpl::forward_impl(const nn::TensorList& in) {
+  auto x = in[0] + self_attn(input_layernorm(in[0]), in[1], in[2], in[3]);
+  return {x + mlp(post_attention_layernorm(x))};
+}
+
+LlamaModelImpl::LlamaModelImpl(const LlamaConfig& c) : c_(c), inv_freq_(inverse_frequencies(c)) {
+  embed_tokens = register_module("embed_tokens", torch::nn::Embedding(c.vocab_size, c.hidden_size));
+  layers = register_module("layers", torch::nn::ModuleList());
+  for (std::int64_t i = 0; i < c.num_hidden_layers; ++i) layers->push_back(LlamaDecoderLayer(c));
+  norm = register_module("norm", LlamaRMSNorm(c.hidden_size, c.rms_norm_eps));
+}
+
+torch::Tensor LlamaModelImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask) {
+  auto x = embed_tokens(input_ids);
+  const auto batch = input_ids.size(0), seq = input_ids.size(1);
+  const auto [cos, sin] = rotary_tables(inv_freq_, seq, x.scalar_type(), x.device());
+  const auto mask = attention_mask_4d(attention_mask, batch, seq, x.device());
+  for (const auto& layer : *layers) x = layer->as<LlamaDecoderLayerImpl>()->forward({x, cos, sin, mask})[0];
+  return norm(x);
+}
+
+torch::Tensor attention_mask_4d(const torch::Tensor& attention_mask, std::int64_t batch, std::int64_t seq_len,
+                                torch::Device device) {
+  const auto opts = torch::TensorOptions().dtype(torch::kBool).device(device);
+  auto mask = torch::ones({seq_len, seq_len}, opts).tril().view({1, 1, seq_len, seq_len});
+  if (!attention_mask.defined()) return mask.expand({batch, 1, seq_len, seq_len});
+  mask = mask & attention_mask.to(device).to(torch::kBool).view({batch, 1, 1, seq_len});
+  const auto empty = mask.any(-1, true).logical_not();
+  return mask | (empty & torch::eye(seq_len, opts).view({1, 1, seq_len, seq_len}));
+}
+
+}  // namespace shardkit::llama

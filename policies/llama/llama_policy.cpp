@@ -1,0 +1,166 @@
+// Policy `llama`: a Llama decoder computed as transformers' LlamaForCausalLM, with its state-dict
+// keys, config.json and Hugging Face folders both ways; LlamaDecoderLayer is the wrap unit; the
+// causal LM loss is a sum over labelled tokens with their count as the normalizer.
+#include <torch/torch.h>
+
+#include <filesystem>
+
+#include <shardkit/causal_lm.hpp>
+#include <shardkit/error.hpp>
+#include <shardkit/files.hpp>
+#include <shardkit/hf_folder.hpp>
+#include <shardkit/plugin.hpp>
+#include <shardkit/policy.hpp>
+#include <shardkit/pretrained_config.hpp>
+#include <shardkit/pretrained_files.hpp>
+
+#include "hf_config_json.hpp"
+#include "llama_config.hpp"
+#include "llama_model.hpp"
+#include "llama_options.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using shardkit::llama::LlamaConfig;
+
+constexpr std::int64_t kIgnoreIndex = -100;
+
+std::string dtype_name(torch::ScalarType t) {
+  if (t == torch::kBFloat16) return "bfloat16";
+  if (t == torch::kFloat16) return "float16";
+  if (t == torch::kFloat64) return "float64";
+  return "float32";
+}
+
+class LlamaPolicy final : public shardkit::Policy,
+                          public shardkit::PretrainedConfigWriter,
+                          public shardkit::PretrainedWeightsLoader,
+                          public shardkit::PretrainedFilesWriter,
+                          public shardkit::CausalLanguageModel {
+ public:
+  explicit LlamaPolicy(const shardkit::PluginContext& ctx)
+      : config_(shardkit::llama::read_config(ctx.options)), options_(ctx.options) {
+    // A dataset without token ids (the default synthetic one) is refused at start-up, naming it.
+    if (!ctx.features.empty()) shardkit::feature_numel(ctx, "input_ids", "llama");
+    model = register_module("model", shardkit::llama::LlamaModel(config_));
+    if (!config_.tie_word_embeddings)
+      lm_head = register_module("lm_head", torch::nn::Linear(torch::nn::LinearOptions(config_.hidden_size,
+                                                                                      config_.vocab_size).bias(false)));
+    initialize();
+    const auto* full = ctx.full_config;
+    const auto path = full && full->has("policy.path") ? full->get_string("policy.path") : std::string();
+    const bool resuming = full && full->has("resume") && full->get_bool("resume");  // the checkpoint's weights win
+    if (!path.empty()) load_folder(path, !resuming);
+  }
+
+  /// The causal LM loss: position t predicts labels[t + 1]; summed over the predicted
+  /// positions whose label is not -100, with their count as the normalizer. Without "labels",
+  /// input_ids where attention_mask is 1.
+  shardkit::PolicyOutput forward(const shardkit::Batch& batch) override {
+    const auto& ids = batch.at("input_ids");
+    const auto mask = attention_mask(batch);
+    auto labels = batch.count("labels") ? batch.at("labels")
+                                        : (mask.defined() ? ids.masked_fill(mask.eq(0), kIgnoreIndex) : ids);
+    const auto logits = logits_of(ids, mask);
+    const auto seq = ids.size(1);
+    const auto predicted = logits.narrow(1, 0, seq - 1).to(torch::kFloat32).reshape({-1, config_.vocab_size});
+    const auto targets = labels.narrow(1, 1, seq - 1).reshape({-1}).to(torch::kLong);
+    const auto sum = torch::nn::functional::cross_entropy(
+        predicted, targets,
+        torch::nn::functional::CrossEntropyFuncOptions().ignore_index(kIgnoreIndex).reduction(torch::kSum));
+    const auto count = targets.ne(kIgnoreIndex).sum().to(torch::kFloat32);
+    return {sum, {{"tokens", count.item<double>()}}, count};
+  }
+
+  /// The next-token logits (B, vocab_size) at each row's last real position (the last
+  /// attention_mask 1; the last position without a mask), whether rows are padded left or right.
+  torch::Tensor select_action(const shardkit::Batch& batch) override {
+    torch::NoGradGuard no_grad;
+    const auto& ids = batch.at("input_ids");
+    const auto mask = attention_mask(batch);
+    const auto logits = logits_of(ids, mask);
+    auto last = torch::full({ids.size(0)}, ids.size(1) - 1, torch::TensorOptions().dtype(torch::kLong).device(ids.device()));
+    if (mask.defined()) {
+      const auto positions = torch::arange(ids.size(1), last.options()).unsqueeze(0);
+      last = (positions * mask.ne(0).to(torch::kLong)).argmax(1);
+    }
+    return logits.index({torch::arange(ids.size(0), last.options()), last});
+  }
+
+  torch::Tensor logits(const shardkit::Batch& batch) override {
+    return logits_of(batch.at("input_ids"), attention_mask(batch));
+  }
+
+  std::vector<std::string> wrap_modules() const override { return {"LlamaDecoderLayer"}; }
+
+  std::string pretrained_config_json() const override {
+    return shardkit::llama::hf_config_json(config_, options_, dtype_name(model->embed_tokens->weight.scalar_type()));
+  }
+
+  bool loaded_pretrained_weights() const override { return loaded_; }
+
+  std::map<std::string, std::string> pretrained_files() const override { return tokenizer_files_; }
+
+ private:
+  /// Per-token logits (B, T, vocab_size) for `input_ids` and `attention_mask`.
+  torch::Tensor logits_of(const torch::Tensor& ids, const torch::Tensor& mask) {
+    const auto hidden = model->forward(ids, mask);
+    return lm_head ? lm_head(hidden) : torch::matmul(hidden, model->embed_tokens->weight.t());
+  }
+
+  static torch::Tensor attention_mask(const shardkit::Batch& batch) {
+    const auto it = batch.find("attention_mask");
+    return it == batch.end() ? torch::Tensor() : it->second;
+  }
+
+  /// transformers' _init_weights: linear and embedding weights N(0, initializer_range), biases 0.
+  void initialize() {
+    torch::NoGradGuard no_grad;
+    for (auto& p : named_parameters()) {
+      const auto& name = p.key();
+      if (name.find("layernorm") != std::string::npos || name == "model.norm.weight") continue;
+      if (name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0) p.value().zero_();
+      else p.value().normal_(0.0, config_.initializer_range);
+    }
+  }
+
+  /// --policy.path: a Hugging Face folder's tokenizer files and (unless resuming) weights, when
+  /// it has them; a shardkit checkpoint in another format is left to the trainer.
+  void load_folder(const std::string& path, bool weights) {
+    if (!shardkit::is_hf_model_folder(path)) return;
+    if (const auto type = shardkit::hf_model_type(path); type != "llama")
+      throw shardkit::ConfigError("--policy.path=" + path + " holds a '" + type + "' model (config.json's model_type); "
+                                  "the llama policy loads model_type 'llama' only");
+    for (const auto& name : shardkit::hf_tokenizer_files(path))
+      tokenizer_files_[name] = shardkit::read_text_file((fs::path(path) / name).string());
+    if (!weights) return;
+    if (!shardkit::has_hf_weights(path)) {
+      auto folder = fs::path(path).lexically_normal();
+      if (folder.filename().empty()) folder = folder.parent_path();
+      if (fs::exists(folder.parent_path() / "training_state")) return;  // a dcp checkpoint: the trainer loads it
+      throw shardkit::ConfigError("--policy.path=" + path + " has a config.json but neither model.safetensors nor "
+                                  "model.safetensors.index.json: copy the model's weights into that folder");
+    }
+    std::vector<std::string> ignored;
+    if (config_.tie_word_embeddings) ignored.push_back("lm_head.weight");  // the same tensor as embed_tokens
+    shardkit::load_hf_weights(*this, path, ignored);
+    loaded_ = true;
+  }
+
+  LlamaConfig config_;
+  shardkit::Config options_;
+  shardkit::llama::LlamaModel model{nullptr};
+  torch::nn::Linear lm_head{nullptr};
+  bool loaded_ = false;
+  std::map<std::string, std::string> tokenizer_files_;
+};
+
+std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& ctx) {
+  return std::make_shared<LlamaPolicy>(ctx);
+}
+
+}  // namespace
+
+SHARDKIT_PLUGIN(policy, llama, "0.1.0", "Llama decoder as transformers' LlamaForCausalLM (causal LM on input_ids)",
+                shardkit::llama::kLlamaOptions, make)
