@@ -48,6 +48,7 @@ paths would mix the two. Use a new build directory (or delete this one).")
   set(SHARDKIT_CONFIGURED_TORCH_DIR "${Torch_DIR}" CACHE INTERNAL "The LibTorch this tree was configured against")
   find_package(Boost 1.81 REQUIRED COMPONENTS json)
   find_package(tomlplusplus REQUIRED)
+  find_package(yaml-cpp REQUIRED)
   find_package(spdlog REQUIRED)
 endif()
 

@@ -16,6 +16,6 @@ OUT=${OUTPUT_DIR:-outputs/train/main-job-$(date +%Y%m%d-%H%M%S)}
   --policy.dim_model=64 --policy.n_heads=4 --policy.dim_feedforward=256 --policy.n_encoder_layers=2 \
   --policy.n_vae_encoder_layers=2 --policy.chunk_size=10 --policy.n_action_steps=10 \
   --dataset.type=lerobot --dataset.repo_id=lerobot-tiny/video --dataset.root=tests/data/lerobot-tiny-v3/video \
-  --optimizer.lr=3e-4 --steps=800 --batch_size=8 --log_freq=50 --save_freq=200 \
+  --optimizer.lr=3e-4 --policy.optimizer_lr_backbone=3e-4 --steps=800 --batch_size=8 --log_freq=50 --save_freq=200 \
   --output_dir="$OUT" "$@"
 echo "[main job] checkpoints in $OUT/checkpoints (last -> $(readlink "$OUT/checkpoints/last"))"

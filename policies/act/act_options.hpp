@@ -35,12 +35,12 @@ inline constexpr OptionSpec kActOptions[] = {
     {"normalization_mapping", OptionType::String, R"({"VISUAL": "MEAN_STD", "STATE": "MEAN_STD", "ACTION": "MEAN_STD"})",
      "Feature type -> LeRobot normalization mode, applied by the trainer with the dataset's statistics", nullptr,
      nullptr, nullptr},
-    {"optimizer_lr", OptionType::Float, "1e-5", "LeRobot's preset learning rate (recorded; the run uses --optimizer.lr)",
+    {"optimizer_lr", OptionType::Float, "1e-5", "LeRobot's preset learning rate, used unless --optimizer.lr is given",
      "0", nullptr, nullptr},
-    {"optimizer_weight_decay", OptionType::Float, "1e-4", "LeRobot's preset weight decay (recorded; the run uses "
-     "--optimizer.weight_decay)", "0", nullptr, nullptr},
-    {"optimizer_lr_backbone", OptionType::Float, "1e-5", "LeRobot's backbone learning rate (recorded; the run uses "
-     "--optimizer.lr for every parameter)", "0", nullptr, nullptr},
+    {"optimizer_weight_decay", OptionType::Float, "1e-4", "LeRobot's preset weight decay, used unless "
+     "--optimizer.weight_decay is given", "0", nullptr, nullptr},
+    {"optimizer_lr_backbone", OptionType::Float, "1e-5", "Learning rate of the ResNet backbone "
+     "(model.backbone.*), whatever --optimizer.lr is, as LeRobot's ACT parameter groups", "0", nullptr, nullptr},
 };
 
 }  // namespace shardkit::act

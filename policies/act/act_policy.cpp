@@ -11,6 +11,7 @@
 
 #include <shardkit/error.hpp>
 #include <shardkit/normalization.hpp>
+#include <shardkit/optimizer_preset.hpp>
 #include <shardkit/plugin.hpp>
 #include <shardkit/policy.hpp>
 #include <shardkit/pretrained_config.hpp>
@@ -116,7 +117,8 @@ class TemporalEnsembler {
 
 class ActPolicy final : public shardkit::Policy,
                         public shardkit::NormalizedPolicy,
-                        public shardkit::PretrainedConfigWriter {
+                        public shardkit::PretrainedConfigWriter,
+                        public shardkit::OptimizerPresetPolicy {
  public:
   explicit ActPolicy(const shardkit::PluginContext& ctx)
       : config_(shardkit::act::read_config(ctx)),
@@ -138,8 +140,14 @@ class ActPolicy final : public shardkit::Policy,
     const auto num_valid = valid.sum() * abs_err.size(-1);
     const auto l1 = (abs_err * valid).sum() / num_valid.clamp_min(1);
     std::map<std::string, double> metrics{{"l1_loss", l1.item<double>()}};
+    // Without the VAE the loss is L1 over the non-padded action elements alone: returned as a
+    // sum with its count, so the trainer divides by the count of the whole optimizer step
+    // (every micro-step, every rank) and the split of a batch does not change training. The
+    // VAE's KL term is a mean over samples, another count, so with it the loss stays
+    // LeRobot's per-batch mean.
+    if (!config_.use_vae) return {(abs_err * valid).sum(), metrics, num_valid.to(torch::kFloat64)};
     auto loss = l1;
-    if (config_.use_vae && out.log_sigma_x2.defined()) {
+    if (out.log_sigma_x2.defined()) {
       const auto kld = (-0.5 * (1 + out.log_sigma_x2 - out.mu.pow(2) - out.log_sigma_x2.exp())).sum(-1).mean();
       metrics["kld_loss"] = kld.item<double>();
       loss = l1 + kld * config_.kl_weight;
@@ -162,6 +170,14 @@ class ActPolicy final : public shardkit::Policy,
   }
 
   std::vector<std::string> wrap_modules() const override { return {"ACTEncoderLayer", "ACTDecoderLayer"}; }
+
+  /// LeRobot's ACT preset: AdamW at optimizer_lr with optimizer_weight_decay, the ResNet
+  /// backbone at optimizer_lr_backbone (ACTPolicy.get_optim_params' two parameter groups).
+  shardkit::OptimizerPreset optimizer_preset() const override {
+    shardkit::OptimizerPreset preset{config_.optimizer_lr, config_.optimizer_weight_decay, {}};
+    if (!config_.image_features.empty()) preset.groups.push_back({"model.backbone.", config_.optimizer_lr_backbone});
+    return preset;
+  }
 
   /// LeRobot's preprocessor normalizes ACT's inputs and targets; select_action() returns normalized actions.
   shardkit::NormalizationMapping normalization_mapping() const override { return normalization_; }

@@ -3,7 +3,9 @@
 #include "shardkit/checkpoint_format.hpp"
 #include "shardkit/dataset.hpp"
 #include "shardkit/error.hpp"
+#include "shardkit/metrics_logger.hpp"
 #include "shardkit/policy.hpp"
+#include "shardkit/optimizer_preset.hpp"
 #include "shardkit/pretrained_config.hpp"
 
 namespace shardkit {
@@ -13,6 +15,10 @@ Dataset::~Dataset() = default;
 Backend::~Backend() = default;
 CheckpointFormat::~CheckpointFormat() = default;
 PretrainedConfigWriter::~PretrainedConfigWriter() = default;
+OptimizerPresetPolicy::~OptimizerPresetPolicy() = default;
+MetricsLogger::~MetricsLogger() = default;
+
+void MetricsLogger::finish() {}
 
 DeltaIndices Policy::delta_indices() const { return {}; }
 

@@ -1,4 +1,4 @@
-// Loads a TOML or JSON configuration file into dotted keys (nested tables become "a.b").
+// Loads a TOML, JSON or YAML configuration file into dotted keys (nested tables become "a.b").
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -73,11 +73,7 @@ RawConfig load_toml(const std::string& path, const std::string& text) {
   RawConfig out;
   std::vector<std::string> errors;
   flatten_toml(table, "", path, out, errors);
-  if (!errors.empty()) {
-    std::string message;
-    for (const auto& e : errors) message += (message.empty() ? "" : "\n") + e;
-    throw ConfigError(message);
-  }
+  config_detail::throw_if_any(errors);
   return out;
 }
 
@@ -93,11 +89,18 @@ std::string lower_extension(const std::string& path) {
 
 }  // namespace
 
+void config_detail::throw_if_any(const std::vector<std::string>& errors) {
+  if (errors.empty()) return;
+  std::string message;
+  for (const auto& e : errors) message += (message.empty() ? "" : "\n") + e;
+  throw ConfigError(message);
+}
+
 RawConfig load_config_file(const std::string& path) {
   const std::string ext = lower_extension(path);
-  if (ext != ".toml" && ext != ".json") {
+  if (ext != ".toml" && ext != ".json" && ext != ".yaml" && ext != ".yml") {
     throw ConfigError("config file '" + path + "': unsupported extension '" + ext +
-                      "'; use a .toml or .json file");
+                      "'; use a .toml, .json or .yaml file");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
@@ -107,6 +110,7 @@ RawConfig load_config_file(const std::string& path) {
   buffer << in.rdbuf();
   const std::string text = buffer.str();
   if (ext == ".toml") return load_toml(path, text);
+  if (ext == ".yaml" || ext == ".yml") return config_detail::parse_yaml_document(text, path);
   return config_detail::parse_json_document(text, path);
 }
 

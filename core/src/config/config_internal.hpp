@@ -12,6 +12,12 @@ namespace shardkit::config_detail {
 /// Parses a JSON document whose top level is an object into dotted keys. `name` is
 /// used in error messages ("name:line:col: ...") and as the origin of every value.
 RawConfig parse_json_document(const std::string& text, const std::string& name);
+/// A YAML document (a mapping, nested mappings becoming dotted keys) as raw values, each
+/// with its file:line:column; all problems in one ConfigError.
+RawConfig parse_yaml_document(const std::string& text, const std::string& path);
+
+/// Throws one ConfigError holding every message of `errors`, one per line; nothing when empty.
+void throw_if_any(const std::vector<std::string>& errors);
 
 /// Joins the strings of a config-file array with ',' (the form "--plugins=a,b" takes).
 std::string join_string_array(const std::vector<std::string>& items);

@@ -2,6 +2,7 @@
 #include "shardkit/optim/adamw.hpp"
 
 #include <cmath>
+#include <set>
 #include <sstream>
 
 #include "shardkit/config.hpp"
@@ -11,8 +12,17 @@ namespace shardkit {
 
 AdamW::AdamW(std::vector<ParamShard> params, AdamWOptions options, Replicas step_replicas)
     : params_(std::move(params)), options_(options), step_replicas_(step_replicas) {
-  for (const auto& p : params_)
-    if (slots_.count(p.name)) throw RuntimeError("AdamW: parameter '" + p.name + "' given twice");
+  std::set<std::string> seen;
+  for (const auto& p : params_) {
+    if (!seen.insert(p.name).second) throw RuntimeError("AdamW: parameter '" + p.name + "' given twice");
+    double factor = 1.0;
+    for (const auto& [prefix, f] : options_.lr_factors)
+      if (p.name.rfind(prefix, 0) == 0) {
+        factor = f;
+        break;
+      }
+    lr_factor_.push_back(factor);
+  }
 }
 
 AdamW::Slot& AdamW::slot_for(const ParamShard& p) {
@@ -26,10 +36,12 @@ AdamW::Slot& AdamW::slot_for(const ParamShard& p) {
   return slots_.emplace(p.name, std::move(slot)).first->second;
 }
 
-void AdamW::step(double lr) {
+void AdamW::step(double group_lr) {
   torch::NoGradGuard no_grad;
   const double beta1 = options_.beta1, beta2 = options_.beta2;
-  for (auto& p : params_) {
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    auto& p = params_[i];
+    const double lr = group_lr * lr_factor_[i];
     const auto& grad = p.param.grad();
     if (!grad.defined()) continue;
     auto& s = slot_for(p);

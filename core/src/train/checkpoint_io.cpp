@@ -102,6 +102,23 @@ void check_step_matches_folder(const std::string& dir, std::int64_t recorded_ste
                     "; resume from another checkpoint, or restore the files of this one");
 }
 
+void check_scheduler_matches_step(const std::string& dir, std::int64_t recorded_step, bool strict) {
+  const auto path = (fs::path(dir) / "training_state/scheduler_state.json").string();
+  boost::json::error_code ec;
+  const auto value = boost::json::parse(read_text_file(path), ec);
+  const auto* last = !ec && value.is_object() ? value.as_object().if_contains("last_epoch") : nullptr;
+  if (!last || !last->is_int64()) {
+    if (!strict) return;  // damage: the manifest check names the file better
+    throw FormatError(path + ": not a scheduler state (no integer 'last_epoch'); resume from another "
+                      "checkpoint, or restore the files of this one");
+  }
+  if (last->as_int64() == recorded_step) return;
+  throw FormatError("inconsistent checkpoint " + dir + ": training_state/training_step.json records step " +
+                    std::to_string(recorded_step) + " but training_state/scheduler_state.json has taken " +
+                    std::to_string(last->as_int64()) + " steps (last_epoch); resume from another checkpoint, "
+                    "or restore the files of this one");
+}
+
 void check_checkpoint_dir(const std::string& dir) {
   if (!fs::is_directory(dir))
     throw FormatError("checkpoint folder " + dir + " does not exist; point --config_path at "

@@ -43,6 +43,12 @@ bool is_step_dir_name(const std::string& name);
 /// the step its folder name (after following `last`) says: an inconsistent checkpoint.
 void check_step_matches_folder(const std::string& dir, std::int64_t recorded_step);
 
+/// Throws FormatError when checkpoint `dir`'s training_state/scheduler_state.json has taken
+/// another number of steps (`last_epoch`) than training_step.json records: an inconsistent
+/// checkpoint. A file without an integer `last_epoch` is an error only when `strict` (checked
+/// again after the manifest check, which names a damaged file better).
+void check_scheduler_matches_step(const std::string& dir, std::int64_t recorded_step, bool strict);
+
 /// Saves / restores the default CPU generator's state (rng_state.safetensors).
 void save_rng_state(const std::string& path);
 void load_rng_state(const std::string& path);

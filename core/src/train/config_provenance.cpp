@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <utility>
 
-#include "metrics_log.hpp"
+#include "shardkit/json_text.hpp"
 
 namespace shardkit::train {
 namespace {

@@ -1,70 +1,26 @@
-// Writing metrics.jsonl with exact doubles, truncating it on resume, and the progress line.
+// One log step's values: the row handed to the logger plugins and the readable progress line.
 #include "metrics_log.hpp"
 
-#include <charconv>
-#include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
-#include "shardkit/error.hpp"
-#include "shardkit/files.hpp"
 
 namespace shardkit::train {
 
-std::string json_number(double value) {
-  if (!std::isfinite(value)) return "null";
-  char buffer[64];
-  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
-  return std::string(buffer, result.ptr);
+MetricsRow metrics_row(const MetricsRecord& r) {
+  MetricsRow row;
+  row.step = r.step;
+  row.values = {{"epoch", r.epoch},
+                {"loss", r.loss},
+                {"lr", r.lr},
+                {"grad_norm", r.grad_norm},
+                {"samples_per_s", r.samples_per_s},
+                {"update_s", r.update_s},
+                {"dataloading_s", r.dataloading_s},
+                {"elapsed_s", r.elapsed_s}};
+  for (const auto& [name, value] : r.policy) row.values.emplace_back(name, value);
+  return row;
 }
 
-std::string json_escape(const std::string& text) {
-  std::string escaped;
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') escaped += '\\', escaped += static_cast<char>(c);
-    else if (c == '\n') escaped += "\\n";
-    else if (c < 0x20) escaped += ' ';
-    else escaped += static_cast<char>(c);
-  }
-  return escaped;
-}
-
-void MetricsLog::truncate_after(std::int64_t step) const {
-  if (!std::filesystem::exists(path_)) return;
-  std::istringstream in(read_text_file(path_));
-  std::string kept, line;
-  while (std::getline(in, line)) {
-    const auto at = line.find("\"step\":");
-    if (at == std::string::npos || line.back() != '}') continue;  // not a record, or cut by a kill
-    const long long line_step = std::atoll(line.c_str() + at + 7);
-    if (line_step <= step) kept += line + "\n";
-  }
-  // Replaced in one rename: a kill leaves the old file or the new one, never a part.
-  const auto tmp = path_ + ".tmp";
-  write_text_file(tmp, kept);
-  std::filesystem::rename(tmp, path_);
-}
-
-void MetricsLog::append(const MetricsRecord& r) const {
-  std::ostringstream line;
-  line << "{\"step\":" << r.step << ",\"epoch\":" << json_number(r.epoch)
-       << ",\"loss\":" << json_number(r.loss) << ",\"lr\":" << json_number(r.lr)
-       << ",\"grad_norm\":" << json_number(r.grad_norm)
-       << ",\"samples_per_s\":" << json_number(r.samples_per_s)
-       << ",\"update_s\":" << json_number(r.update_s)
-       << ",\"dataloading_s\":" << json_number(r.dataloading_s)
-       << ",\"elapsed_s\":" << json_number(r.elapsed_s);
-  for (const auto& [name, value] : r.policy) line << ",\"" << json_escape(name) << "\":" << json_number(value);
-  line << "}\n";
-  std::ofstream out(path_, std::ios::app);
-  out << line.str();
-  out.flush();
-  if (!out) throw FormatError("cannot append to " + path_);
-}
-
-std::string MetricsLog::progress_line(const MetricsRecord& r) {
+std::string progress_line(const MetricsRecord& r) {
   const double done = r.total_steps > 0 ? static_cast<double>(r.step) / r.total_steps : 1.0;
   const auto steps_here = r.step - r.first_step;
   const double per_step = steps_here > 0 ? r.elapsed_s / static_cast<double>(steps_here) : 0.0;

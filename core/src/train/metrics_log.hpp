@@ -1,9 +1,12 @@
-// metrics.jsonl (one JSON line per log step) and the readable progress line.
+// One log step's values: the row handed to the logger plugins and the readable progress line.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
+
+#include "shardkit/json_text.hpp"
+#include "shardkit/metrics_logger.hpp"
 
 namespace shardkit::train {
 
@@ -23,25 +26,10 @@ struct MetricsRecord {
   std::map<std::string, double> policy;  ///< PolicyOutput::metrics, mean since the last log
 };
 
-/// Formats a double as the shortest decimal that reads back to the same value
-/// ("null" for NaN and infinities, which JSON cannot hold).
-std::string json_number(double value);
+/// The row the logger plugins get: the record's values named as metrics.jsonl names them.
+MetricsRow metrics_row(const MetricsRecord& record);
 
-/// `text` escaped for a JSON string (quotes, backslashes, newlines; other controls as spaces).
-std::string json_escape(const std::string& text);
-
-/// Appends records to <output_dir>/metrics.jsonl.
-class MetricsLog {
- public:
-  explicit MetricsLog(std::string path) : path_(std::move(path)) {}
-  /// Drops lines whose step is after `step` (left by an interrupted run being resumed).
-  void truncate_after(std::int64_t step) const;
-  void append(const MetricsRecord& record) const;
-  /// The human-readable line printed for a record.
-  static std::string progress_line(const MetricsRecord& record);
-
- private:
-  std::string path_;
-};
+/// The human-readable line printed for a record.
+std::string progress_line(const MetricsRecord& record);
 
 }  // namespace shardkit::train

@@ -34,9 +34,13 @@ void check_across_options(const Resolution& resolution, const Provenance& proven
   if (valid({"save_freq", kAccum}) && config.get_int("save_freq") % config.get_int(kAccum) != 0)
     errors.push_back(value("save_freq") + " is not a multiple of " + value(kAccum) +
                      ": checkpoints are taken only at optimizer updates");
-  if (valid({"steps", kAccum}) && config.get_int("steps") % config.get_int(kAccum) != 0)
+  const bool by_epochs = valid({"epochs"}) && config.get_int("epochs") > 0;  // then --steps is not used
+  if (!by_epochs && valid({"steps", kAccum}) && config.get_int("steps") % config.get_int(kAccum) != 0)
     errors.push_back(value("steps") + " is not a multiple of " + value(kAccum) +
                      ": the run must end on an optimizer update");
+  if (valid({"epochs", "steps"}) && config.get_int("epochs") > 0 && provenance.find("steps") &&
+      Provenance::kind_of(provenance.find("steps")->origin) == "command line")
+    errors.push_back(value("epochs") + " and " + value("steps") + " both set the length of the run: give one");
   if (valid({"batch_size", kAccum})) {
     try {
       check_deepspeed_batch(deepspeed, config.get_int("batch_size"), config.get_int(kAccum), world_size);

@@ -12,11 +12,13 @@
 
 #include "shardkit/config_resolution.hpp"
 #include "shardkit/error.hpp"
+#include "shardkit/json_text.hpp"
 #include "shardkit/logging.hpp"
 #include "deepspeed_config.hpp"
 #include "device.hpp"
 #include "config_provenance.hpp"
 #include "dry_run.hpp"
+#include "lerobot_flags.hpp"
 #include "option_checks.hpp"
 #include "preemption.hpp"
 #include "resume_location.hpp"
@@ -119,10 +121,12 @@ void print_help(const Registry& registry, const Schema& schema, const RawConfig&
   for (const auto& kind : plugin_kind_table()) {
     auto it = flags.find(kind.selector);
     if (it == flags.end()) continue;
-    const auto name = to_string(it->second.value);
-    registry.get(kind.name, name);  // unknown names: error listing the available ones
-    const auto owner = kind.name + " '" + name + "'";
-    out << "\n" << schema.help_text(owner);
+    const auto given_names = to_string(it->second.value);
+    for (const auto& name : kind.name == "logger" ? train::resolve_loggers(given_names)
+                                                  : std::vector<std::string>{given_names}) {
+      registry.get(kind.name, name);  // unknown names: error listing the available ones
+      out << "\n" << schema.help_text(kind.name + " '" + name + "'");
+    }
   }
   std::cout << out.str();
 }
@@ -132,7 +136,7 @@ void print_help(const Registry& registry, const Schema& schema, const RawConfig&
 int run(int argc, char** argv, bool& multi_process, bool& configured) {
   std::vector<std::string> args(argv + 1, argv + argc);
   // `--save-freq` is `--save_freq`; both at once is an error naming them.
-  const RawConfig flags = canonical_spellings(parse_flags(args));
+  RawConfig flags = canonical_spellings(parse_flags(args));
   Runtime runtime = Runtime::from_environment();
   multi_process = runtime.multi_process();
   set_log_rank(runtime.rank, runtime.world_size);
@@ -181,6 +185,12 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
                         "point it at <run>/checkpoints/<step>/pretrained_model");
     for (auto& [key, value] : train::read_saved_policy_config(saved)) {
       if (key == "device") continue;
+      if (const auto asked = given(flags, file, "policy.type", "");
+          key == "type" && !asked.empty() && asked != to_string(value.value))
+        throw ConfigError("--policy.type=" + asked + ", but --policy.path=" + path + " holds a '" +
+                          to_string(value.value) +
+                          "' policy; leave --policy.type out to continue that policy, or drop --policy.path to "
+                          "start a new " + asked + " policy");
       value.origin = train::Provenance::saved(value.origin);
       file.emplace("policy." + key, std::move(value));  // never over the file's own values
     }
@@ -228,6 +238,7 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
   selection.checkpoint_format = given(flags, file, "checkpoint_format", "safetensors");
   selection.comm = train::resolve_comm(given(flags, file, "distributed.comm", "auto"),
                                        given(flags, file, "policy.device", "cpu"));
+  selection.loggers = train::resolve_loggers(given(flags, file, "logger.type", "jsonl"));
   // The checkpoint's options of the backend and transport it ran with do not bind a
   // resumed run that resolves to others (e.g. ddp on 2 processes, single on 1).
   if (resume) drop_unselected_plugin_options(file, selection);
@@ -242,6 +253,7 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
   registry.get("backend", selection.backend);
   registry.get("checkpoint_format", selection.checkpoint_format);
   if (runtime.multi_process()) registry.get("comm", selection.comm);
+  for (const auto& name : selection.loggers) registry.get("logger", name);
   check_backend_namespaces(flags, file, selection.backend, requested_backend);
   // Refused here, before joining the other ranks (which would wait for their timeout).
   train::check_capabilities(registry, selection, mesh, dry_run ? world > 1 : runtime.multi_process(),
@@ -252,6 +264,8 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
   train::DeepSpeedConfig deepspeed;
   if (!deepspeed_path.empty()) deepspeed = train::apply_deepspeed_config(deepspeed_path, flags, file);
 
+  std::vector<std::string> early_errors;
+  train::check_dataset_repo_id(flags, file, registry, selection.dataset, early_errors);
   auto resolution = resolve_all(schema, file, flags);
   train::Provenance provenance(resolution.origins);
   Config& config = resolution.config;
@@ -261,8 +275,11 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
     if (const auto it = file.find(key); it != file.end() && !resolution.refused.count(key))
       provenance.add_note(key, "over " + to_string(it->second.value) + " from " + it->second.origin);
   // Every problem at once: each option's own, then those across options.
-  auto errors = resolution.errors;
+  auto errors = early_errors;
+  errors.insert(errors.end(), resolution.errors.begin(), resolution.errors.end());
   train::check_across_options(resolution, provenance, deepspeed, runtime.world_size, errors);
+  std::vector<std::string> notices;
+  train::apply_lerobot_flags(config, provenance, errors, notices);
   throw_config_errors(errors);
 
   if (config.get_bool("print_config")) {
@@ -274,6 +291,7 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
   }
   set_info_ranks(runtime.rank, config.get_bool("log_all_ranks"));
   if (!resume_notice.empty()) logger()->info("{}", resume_notice);
+  for (const auto& notice : notices) logger()->info("{}", notice);
   if (!newest_notice.empty()) logger()->warn("{}", newest_notice);
   if (!deepspeed.ignored.empty() && runtime.rank == 0) {
     std::string fields;
@@ -300,7 +318,7 @@ void write_error_file(const std::string& message) {
   const char* path = std::getenv("TORCHELASTIC_ERROR_FILE");
   if (!path || !*path) return;
   std::ofstream out(path, std::ios::trunc);
-  out << "{\"message\": {\"message\": \"" << train::json_escape(message) << "\", \"extraInfo\": {\"py_callstack\": \"\", "
+  out << "{\"message\": {\"message\": \"" << json_escape(message) << "\", \"extraInfo\": {\"py_callstack\": \"\", "
       << "\"timestamp\": \"" << std::time(nullptr) << "\"}}}\n";
 }
 

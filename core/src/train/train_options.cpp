@@ -1,6 +1,8 @@
 // shardkit-train's own option table and the schema that joins it with the plugins' options.
 #include "train_options.hpp"
 
+#include <algorithm>
+
 #include "shardkit/error.hpp"
 #include "shardkit/logging.hpp"
 #include "shardkit/plugin_kinds.hpp"
@@ -13,13 +15,19 @@ const std::vector<OptionSpec> kCoreOptions = {
     {"policy.type", T::String, "mlp", "Policy plugin to train", nullptr, nullptr, nullptr},
     {"policy.device", T::String, "cpu", "Torch device: cpu or cuda (cuda:LOCAL_RANK per process)", nullptr, nullptr, nullptr},
     {"policy.path", T::String, "", "Start from the weights in this pretrained_model folder", nullptr, nullptr, nullptr},
+    {"policy.push_to_hub", T::Bool, "false", "LeRobot's upload switch: shardkit never uploads, so only false is accepted (a no-op)", nullptr, nullptr, nullptr},
     {"dataset.type", T::String, "synthetic", "Dataset plugin to read", nullptr, nullptr, nullptr},
+    {"num_workers", T::Int, "0", "LeRobot's data-loader workers: sets --dataset.num_workers when the dataset has that option (lerobot), else ignored with a notice", "0", nullptr, nullptr},
     {"distributed_backend", T::String, "auto", "Backend plugin; auto = single for one process, ddp for several", nullptr, nullptr, nullptr},
     {"checkpoint_format", T::String, "safetensors", "Checkpoint format plugin", nullptr, nullptr, nullptr},
     {"steps", T::Int, "1000", "Loop steps (micro-batches per process) to train for", "1", nullptr, nullptr},
+    {"epochs", T::Int, "0", "Train for this many passes over the dataset instead of --steps (0: --steps decides); rounded up to whole optimizer updates", "0", nullptr, nullptr},
     {"batch_size", T::Int, "8", "Samples per micro-batch per process", "1", nullptr, nullptr},
     {"seed", T::Int, "1000", "Seed of model initialisation, data order and the synthetic task", "0", nullptr, nullptr},
     {"log_freq", T::Int, "100", "Log every N loop steps", "1", nullptr, nullptr},
+    {"eval_freq", T::Int, "0", "Evaluate every N loop steps on a validation split; 0 = no evaluation (the only value for now: there is no evaluation yet)", "0", nullptr, nullptr},
+    {"wandb.enable", T::Bool, "false", "LeRobot's Weights & Biases switch: shardkit has no wandb logger, so only false is accepted (a no-op); see --logger.type", nullptr, nullptr, nullptr},
+    {"logger.type", T::String, "jsonl", "Logger plugins, comma-separated: jsonl (metrics.jsonl, always on), tensorboard (event files in <output_dir>/tensorboard)", nullptr, nullptr, nullptr},
     {"checkpoint.verify", T::Bool, "false", "On resume, check every file of the checkpoint against the checksums of its manifest.json (sizes are always checked)", nullptr, nullptr, nullptr},
     {"save_freq", T::Int, "1000", "Checkpoint every N loop steps (a multiple of the accumulation steps); the last step is always saved", "1", nullptr, nullptr},
     {"save_checkpoint", T::Bool, "true", "Write checkpoints at all", nullptr, nullptr, nullptr},
@@ -79,7 +87,32 @@ std::string Selection::of(const std::string& kind) const {
   if (kind == "backend") return backend;
   if (kind == "checkpoint_format") return checkpoint_format;
   if (kind == "comm") return comm;
+  if (kind == "logger") {
+    std::string names;
+    for (const auto& name : loggers) names += (names.empty() ? "" : ",") + name;
+    return names;
+  }
   return "";
+}
+
+bool Selection::selects(const std::string& kind, const std::string& name) const {
+  if (kind == "logger") return std::find(loggers.begin(), loggers.end(), name) != loggers.end();
+  return of(kind) == name;
+}
+
+std::vector<std::string> resolve_loggers(const std::string& requested) {
+  std::vector<std::string> names{"jsonl"};
+  std::string name;
+  for (std::size_t at = 0; at <= requested.size(); ++at) {
+    const char c = at < requested.size() ? requested[at] : ',';
+    if (c != ',') {
+      if (c != ' ') name += c;
+      continue;
+    }
+    if (!name.empty() && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    name.clear();
+  }
+  return names;
 }
 
 Schema build_schema(const Registry& registry, const Selection& selection) {
@@ -93,7 +126,7 @@ Schema build_schema(const Registry& registry, const Selection& selection) {
     for (const auto& name : registry.names(kind.name)) {
       const auto* d = registry.find(kind.name, name)->descriptor;
       const std::string owner = kind.name + " '" + name + "'";
-      if (name == chosen)
+      if (selection.selects(kind.name, name))
         schema.add(kind.option_prefix(name), d->options, d->num_options, owner);
       else
         schema.add_inactive(kind.option_prefix(name), d->options, d->num_options, owner,

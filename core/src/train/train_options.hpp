@@ -15,8 +15,11 @@ namespace shardkit::train {
 struct Selection {
   std::string policy, dataset, backend, checkpoint_format;
   std::string comm;  ///< transport plugin; used only when more than one process runs
-  /// The chosen plugin of `kind`; "" for a kind the run does not select (logger).
+  std::vector<std::string> loggers{"jsonl"};  ///< logger plugins, jsonl first (always on)
+  /// The chosen plugin of `kind` (loggers comma-separated); "" for a kind the run does not select.
   std::string of(const std::string& kind) const;
+  /// Whether the run selects plugin `name` of `kind`.
+  bool selects(const std::string& kind, const std::string& name) const;
 };
 
 /// Core's top-level options (steps, batch_size, optimizer.*, ...).
@@ -50,6 +53,10 @@ std::string resolve_backend(const std::string& requested, const MeshShape& mesh,
 /// sharded states of a sharding backend (when checkpoints are saved). Throws ConfigError.
 void check_capabilities(const Registry& registry, const Selection& selection, const MeshShape& mesh,
                         bool multi_process, bool saves_checkpoints, const std::string& requested_backend);
+
+/// The logger plugins --logger.type=a,b names, jsonl first and always (it writes metrics.jsonl),
+/// each once.
+std::vector<std::string> resolve_loggers(const std::string& requested);
 
 /// Resolves distributed.comm=auto for the policy's device: gloo (cpu) or nccl (cuda).
 std::string resolve_comm(const std::string& requested, const std::string& device);

@@ -13,6 +13,7 @@
 #include "shardkit/error.hpp"
 #include "shardkit/files.hpp"
 #include "shardkit/ledger.hpp"
+#include "shardkit/optimizer_preset.hpp"
 #include "shardkit/precision.hpp"
 #include "shardkit/pretrained_config.hpp"
 #include "shardkit/logging.hpp"
@@ -21,6 +22,7 @@
 #include "preemption.hpp"
 #include "processor_files.hpp"
 #include "rank_agreement.hpp"
+#include "saved_policy_files.hpp"
 #include "wrap_check.hpp"
 
 namespace shardkit::train {
@@ -78,8 +80,13 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
 
   dataset_ = registry_.create_as<Dataset>("dataset", selection_.dataset,
                                           context_for("dataset", selection_.dataset));
+  if (const auto epochs = config_.get_int("epochs"); epochs > 0) steps_ = steps_for_epochs(epochs);
   auto policy_context = context_for("policy", selection_.policy);
   policy_context.features = dataset_->features();
+  if (const auto path = config_.get_string("policy.path"); !path.empty()) {
+    policy_context.features = features_for_saved_policy(path, policy_context.features, selection_.dataset);
+    check_processor_files(path);
+  }
   policy_ = registry_.create_as<Policy>("policy", selection_.policy, policy_context);
   try {
     if (auto* normalized = dynamic_cast<NormalizedPolicy*>(policy_.get())) {
@@ -110,6 +117,7 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   adam.beta2 = config_.get_float("optimizer.beta2");
   adam.eps = config_.get_float("optimizer.eps");
   adam.weight_decay = config_.get_float("optimizer.weight_decay");
+  apply_optimizer_preset(adam);
   optimizer_ = std::make_unique<AdamW>(backend_->parameters(), adam,
                                        Replicas::among(mesh_->world().rank(), mesh_->world().size()));
 
@@ -132,14 +140,19 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   loader_ = std::make_unique<DataLoader>(*dataset_, batch_size_,
                                          static_cast<std::uint64_t>(config_.get_int("seed")),
                                          mesh_->dp_group().rank(), mesh_->dp_group().size(), std::move(loading));
-  if (runtime_.is_main()) make_directories(output_dir_);
-  metrics_ = std::make_unique<MetricsLog>((fs::path(output_dir_) / "metrics.jsonl").string());
+  if (runtime_.is_main()) {
+    make_directories(output_dir_);
+    // Only rank 0 logs: the values are reduced across ranks before they are logged.
+    for (const auto& name : selection_.loggers)
+      loggers_.push_back(registry_.create_as<MetricsLogger>("logger", name, context_for("logger", name)));
+  }
 
   if (!resume_dir.empty()) {
     resume_from(resume_dir);
   } else if (const auto path = config_.get_string("policy.path"); !path.empty()) {
     load_weights(path);
   }
+  for (const auto& l : loggers_) l->start(LoggerStart{output_dir_, start_step_});
 
   std::int64_t num_params = 0;
   for (const auto& p : policy_->parameters()) num_params += p.numel();
@@ -151,6 +164,46 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
             batch_size_, dp, accum_, batch_size_ * dp * accum_, mesh_->describe());
   log->info("output_dir: {}", output_dir_);
   run_lock_.started();
+}
+
+void Trainer::apply_optimizer_preset(AdamWOptions& adam) {
+  const auto* policy = dynamic_cast<const OptimizerPresetPolicy*>(policy_.get());
+  if (!policy) return;
+  const auto preset = policy->optimizer_preset();
+  const auto chosen = [this](const char* key) {
+    const auto* source = provenance_.find(key);
+    return source && Provenance::kind_of(source->origin) != "default";
+  };
+  std::string notes;
+  // Written back into the run's options, so a resume (which reads them from the checkpoint's
+  // train_config.json as given values) keeps them.
+  if (preset.lr && !chosen("optimizer.lr")) {
+    adam.lr = *preset.lr;
+    config_.set("optimizer.lr", adam.lr);
+    notes += fmt::format("lr {:g}", adam.lr);
+  }
+  if (preset.weight_decay && !chosen("optimizer.weight_decay")) {
+    adam.weight_decay = *preset.weight_decay;
+    config_.set("optimizer.weight_decay", adam.weight_decay);
+    notes += fmt::format("{}weight_decay {:g}", notes.empty() ? "" : ", ", adam.weight_decay);
+  }
+  for (const auto& group : preset.groups) {
+    adam.lr_factors.emplace_back(group.prefix, adam.lr > 0 ? group.lr / adam.lr : 0.0);
+    notes += fmt::format("{}lr {:g} for {}*", notes.empty() ? "" : ", ", group.lr, group.prefix);
+  }
+  if (!notes.empty())
+    logger()->info("optimizer: the {} policy's preset: {} (--optimizer.lr and --optimizer.weight_decay, when given, "
+                   "win; the policy's own options set the rest)", selection_.policy, notes);
+}
+
+std::int64_t Trainer::steps_for_epochs(std::int64_t epochs) const {
+  const auto dp = mesh_->dp_group().size();
+  const auto per_epoch = dataset_->size() / (batch_size_ * dp);  // the loader drops the last partial batch
+  const auto steps = (epochs * per_epoch + accum_ - 1) / accum_ * accum_;
+  logger()->info("--epochs={}: {} loop steps ({} batches of {} x {} dp workers per epoch of {} samples{})", epochs,
+                 steps, per_epoch, batch_size_, dp, dataset_->size(),
+                 steps == epochs * per_epoch ? "" : ", rounded up to whole optimizer updates");
+  return std::max<std::int64_t>(steps, accum_);
 }
 
 PluginContext Trainer::context_for(const std::string& kind, const std::string& name) const {
@@ -246,8 +299,11 @@ void Trainer::resume_from(const std::string& dir) {
     verify_checkpoint(dir);  // names a damaged file better than the parse error, when it can
     throw;
   }
-  check_step_matches_folder(dir, record.step);  // a hand-made mix-up: the clearer message first
+  // A hand-made mix-up: the clearer messages first.
+  check_step_matches_folder(dir, record.step);
+  check_scheduler_matches_step(dir, record.step, /*strict=*/false);
   verify_checkpoint(dir);
+  check_scheduler_matches_step(dir, record.step, /*strict=*/true);
   if (record.step >= steps_)
     throw ConfigError("the checkpoint in " + dir + " is at step " + std::to_string(record.step) +
                       " and --steps=" + std::to_string(steps_) +
@@ -282,7 +338,6 @@ void Trainer::resume_from(const std::string& dir) {
                    pos.batch_in_epoch);
     loader_->seek(pos);
   }
-  if (runtime_.is_main()) metrics_->truncate_after(start_step_);
   logger()->info("resumed from {} at step {}", dir, start_step_);
 }
 
@@ -467,8 +522,9 @@ int Trainer::run() {
                   "diverging: consider a lower --optimizer.lr", first_loss, r.loss, r.loss / first_loss, done, lr);
         loss_growth_warned = true;
       }
-      if (runtime_.is_main()) metrics_->append(r);
-      log->info("{}", MetricsLog::progress_line(r));
+      const auto row = metrics_row(r);
+      for (const auto& l : loggers_) l->log(row);
+      log->info("{}", progress_line(r));
       loss_sum = update_s = data_s = 0;
       since_log = 0;
       last_log = now;
@@ -477,12 +533,14 @@ int Trainer::run() {
     if (saved_now) save_checkpoint(done);
     if (const int sig = update && done < steps_ ? stop_requested() : 0) {
       if (save && !saved_now) save_checkpoint(done);
+      for (const auto& l : loggers_) l->finish();
       log->info("{} by {} after step {}{}", sig == SIGINT ? "interrupted" : "stopped", signal_name(sig), done,
                 save ? "; continue with --resume=true --output_dir=" + output_dir_
                      : " (--save_checkpoint=false: nothing saved)");
       return sig;
     }
   }
+  for (const auto& l : loggers_) l->finish();
   log->info("training done: {} steps in {:.1f} s", steps_ - start_step_, seconds(Clock::now() - start));
   if (cpu_tensor_counter_installed())
     log->info("peak CPU tensor memory while training: {} ({} bytes) on rank {}", format_bytes(cpu_tensor_peak()),

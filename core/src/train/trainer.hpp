@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "checkpoint_io.hpp"
 #include "checkpointer.hpp"
@@ -49,6 +50,10 @@ class Trainer {
 
  private:
   PluginContext context_for(const std::string& kind, const std::string& name) const;
+  /// The policy's optimizer preset (OptimizerPresetPolicy), where the options leave room for it.
+  void apply_optimizer_preset(AdamWOptions& adam);
+  /// Loop steps that make `epochs` passes over the dataset, whole optimizer updates.
+  std::int64_t steps_for_epochs(std::int64_t epochs) const;
   void join_run(const MeshShape& shape);
   void log_normalization() const;
   void agree_on_output_dir(std::string& resume_dir);
@@ -98,7 +103,7 @@ class Trainer {
   StepLoss step_loss_;
   Normalizer normalizer_;  ///< LeRobot's preprocessor normalization; the loader's thread uses it
   std::unique_ptr<DataLoader> loader_;
-  std::unique_ptr<MetricsLog> metrics_;
+  std::vector<std::shared_ptr<MetricsLogger>> loggers_;  ///< rank 0 only; jsonl first
 };
 
 }  // namespace shardkit::train

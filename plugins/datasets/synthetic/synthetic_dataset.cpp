@@ -25,6 +25,16 @@ class SyntheticDataset final : public shardkit::Dataset {
     const auto w2 = at::randn({hidden, action_dim_}, gen) / std::sqrt(static_cast<double>(hidden));
     actions_ = at::tanh(states_.matmul(w1)).matmul(w2) +
                o.get_float("noise") * at::randn({n, action_dim_}, gen);
+    // The validation split: more samples of the same task, drawn after the training ones so that
+    // those do not depend on it.
+    const auto v = o.get_int("validation_samples");
+    if (o.get_string("split") == "validation") {
+      if (v < 1)
+        throw shardkit::ConfigError("--dataset.split=validation needs --dataset.validation_samples > 0 (the "
+                                    "synthetic dataset's held-out samples)");
+      states_ = at::randn({v, state_dim_}, gen);
+      actions_ = at::tanh(states_.matmul(w1)).matmul(w2) + o.get_float("noise") * at::randn({v, action_dim_}, gen);
+    }
   }
 
   std::int64_t size() const override { return states_.size(0); }
@@ -54,6 +64,9 @@ const shardkit::OptionSpec kOptions[] = {
     {"action_dim", shardkit::OptionType::Int, "4", "Size of action", "1", nullptr, nullptr},
     {"noise", shardkit::OptionType::Float, "0.01", "Std-dev of the noise added to actions", "0", nullptr, nullptr},
     {"seed", shardkit::OptionType::Int, "-1", "Seed of the task (-1 = the run's --seed)", "-1", nullptr, nullptr},
+    {"split", shardkit::OptionType::String, "train", "Which samples: train, or validation (validation_samples more of "
+     "the same task, for --eval_freq)", nullptr, nullptr, "train|validation"},
+    {"validation_samples", shardkit::OptionType::Int, "0", "Samples of the validation split", "0", nullptr, nullptr},
 };
 
 std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& ctx) {

@@ -5,20 +5,17 @@
 #include <catch2/catch.hpp>
 
 #include "../distributed/launch.hpp"
+#include "act_runs.hpp"
 #include "shardkit/safetensors.hpp"
+#include "shardkit/safetensors_torch.hpp"
 
 using namespace shardkit::test;
 
 namespace {
 
 std::vector<std::string> act_run(const std::string& out, const std::string& backend, const std::string& format) {
-  return {"--output_dir=" + out, "--policy.type=act", "--dataset.type=lerobot", "--dataset.repo_id=tiny/video",
-          "--dataset.root=" + std::string(SHARDKIT_SOURCE_DIR) + "/tests/data/lerobot-tiny-v3/video",
-          "--policy.pretrained_backbone_weights=null", "--policy.dim_model=32", "--policy.n_heads=4",
-          "--policy.dim_feedforward=64", "--policy.n_encoder_layers=2", "--policy.n_vae_encoder_layers=1",
-          "--policy.chunk_size=10", "--policy.n_action_steps=10", "--policy.kl_weight=1", "--steps=24",
-          "--batch_size=4", "--log_freq=1", "--optimizer.lr=3e-4", "--seed=3", "--num_threads=1",
-          "--distributed_backend=" + backend, "--checkpoint_format=" + format, "--distributed.timeout_s=120"};
+  return with(act_flags(out), {"--policy.kl_weight=1", "--steps=24", "--batch_size=4",
+                               "--distributed_backend=" + backend, "--checkpoint_format=" + format});
 }
 
 /// The mean of the first and of the last six logged losses.
@@ -59,4 +56,24 @@ TEST_CASE("act trains on a LeRobot dataset under ddp, fsdp and zero, 2 processes
       CHECK(std::count(names.begin(), names.end(), "model.vae_encoder.layers.0.self_attn.in_proj_weight") == 1);
     }
   }
+}
+
+TEST_CASE("act: the backbone steps at its own learning rate (LeRobot's parameter groups)") {
+  TempDir dir("sk-act-lr");
+  const auto r = run_program("shardkit-train", with(act_flags(dir / "run"), {"--policy.optimizer_lr_backbone=0", "--steps=3",
+                                                                              "--save_freq=1", "--batch_size=2"}));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  // --optimizer.lr=3e-4 is given, so only the preset's weight decay applies.
+  CHECK(contains(r.output, "optimizer: the act policy's preset: weight_decay 0.0001, lr 0 for model.backbone.*"));
+  namespace st = shardkit::safetensors;
+  const auto at = [&](int step, const std::string& name) {
+    const auto file = st::File::open(dir / ("run/checkpoints/00000" + std::to_string(step) +
+                                            "/pretrained_model/model.safetensors"));
+    return st::to_tensor(file.get(name)).clone();
+  };
+  for (const auto* name : {"model.backbone.layer1.0.conv1.weight", "model.backbone.conv1.weight"})
+    CHECK(torch::equal(at(1, name), at(3, name)));
+  const auto* head = "model.action_head.weight";
+  CHECK_FALSE(torch::equal(at(1, head), at(3, head)));
 }

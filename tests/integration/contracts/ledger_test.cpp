@@ -104,6 +104,22 @@ TEST_CASE("ranks that call a wrap unit a different number of times are named wit
   CHECK(contains(r.output, "look for a module called a different number of times"));
 }
 
+TEST_CASE("a rank that skips a wrap unit, so that collectives of other sizes meet, is named without a crash") {
+  TempDir dir("sk-ledger-skip");
+  // Rank 1 leaves blocks.1 out of its second forward: under fsdp its backward reduce-scatters
+  // (256 elements) meet rank 0's all-gathers (128) - Gloo would abort a process on the sizes.
+  const auto r = misbehaving_run(dir / "run", "fsdp",
+                                 {"--policy.misbehave=skip_block", "--policy.misbehave_at=2",
+                                  "--distributed.timeout_s=60"});
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.output, "ranks diverged at step 2: rank "));
+  CHECK(contains(r.output, "(fsdp, unit blocks.0, step 2) where rank "));
+  CHECK_FALSE(contains(r.output, "signal"));
+  CHECK_FALSE(contains(r.output, "terminate called"));
+  CHECK(processes_mentioning(dir.path()).empty());
+}
+
 TEST_CASE("the ledger's per-step comparison can be turned off, and training is unchanged by it") {
   TempDir dir("sk-ledger-off");
   const auto on = misbehaving_run(dir / "on", "fsdp", {});

@@ -1,15 +1,8 @@
 // Exact loss normalization: a summed loss trains to the same weights whatever the split into micro-steps and ranks.
 #include <catch2/catch.hpp>
 
-#include <algorithm>
-#include <cmath>
-
-#include <ATen/ATen.h>
-
-#include <shardkit/safetensors.hpp>
-#include <shardkit/safetensors_torch.hpp>
-
 #include "../distributed/launch.hpp"
+#include "../distributed/weights.hpp"
 
 using namespace shardkit::test;
 
@@ -31,22 +24,6 @@ std::vector<std::string> args(const std::string& out, const Split& s, const std:
           "--save_freq=" + std::to_string(steps), "--optimizer.lr=0.01", "--num_threads=1", "--seed=7",
           "--log_freq=1", "--dataset.num_samples=256", "--distributed.timeout_s=60",
           "--distributed_backend=" + std::string(s.nproc == 1 ? "single" : backend)};
-}
-
-// Largest relative difference between the weights of two runs' last checkpoints.
-double weight_difference(const std::string& a, const std::string& b) {
-  namespace st = shardkit::safetensors;
-  const auto fa = st::File::open(a + "/checkpoints/last/pretrained_model/model.safetensors");
-  const auto fb = st::File::open(b + "/checkpoints/last/pretrained_model/model.safetensors");
-  double worst = 0;
-  REQUIRE(fa.names() == fb.names());
-  for (const auto& name : fa.names()) {
-    const auto x = st::to_tensor(fa.get(name)).to(at::kDouble);
-    const auto y = st::to_tensor(fb.get(name)).to(at::kDouble);
-    const double scale = std::max(1e-12, y.abs().max().item<double>());
-    worst = std::max(worst, (x - y).abs().max().item<double>() / scale);
-  }
-  return worst;
 }
 
 void train(const std::string& out, const Split& s, const std::string& loss, const std::string& backend = "ddp") {

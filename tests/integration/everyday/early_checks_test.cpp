@@ -37,6 +37,28 @@ TEST_CASE("a training_step.json whose step disagrees with its folder is an incon
   CHECK(contains(r.output, "its folder is step 000005 but training_state/training_step.json records step 10"));
 }
 
+TEST_CASE("a training_step.json whose step disagrees with the scheduler state saved with it is an inconsistent checkpoint") {
+  TempDir dir("sk-inconsistent-scheduler");
+  const auto first = run_program("shardkit-train", tiny_run(dir / "run", {"--steps=10", "--save_freq=5"}));
+  INFO(first.output);
+  REQUIRE(first.exit_code == 0);
+  // The scheduler state of checkpoint 000005 says 4 steps were taken (same size: the manifest's
+  // size check passes, so this check is what refuses it).
+  const auto path = dir / "run/checkpoints/000005/training_state/scheduler_state.json";
+  auto text = slurp(path);
+  const auto at = text.find("\"last_epoch\": 5");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, 15, "\"last_epoch\": 4");
+  std::ofstream(path) << text;
+  const auto r = run_program("shardkit-train", {"--resume=true", "--steps=20",
+      "--config_path=" + (dir / "run/checkpoints/000005/pretrained_model/train_config.json")});
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.output, "inconsistent checkpoint"));
+  CHECK(contains(r.output, "training_step.json records step 5 but training_state/scheduler_state.json has taken 4 steps"));
+  CHECK_FALSE(contains(r.output, "training from step"));
+}
+
 TEST_CASE("a loss that grows by orders of magnitude is warned about with the lr") {
   TempDir dir("sk-loss-growth");
   const auto r = run_program("shardkit-train", tiny_run(dir / "run", {"--steps=30", "--optimizer.lr=3",

@@ -22,8 +22,27 @@ struct InstalledSdk {
   TempDir tmp{"shardkit-sdk"};
   std::string prefix = tmp / "prefix";
   std::string plugin = tmp / "example-build/libshardkit-policy-gated_mlp.so";
-  std::string build_output;  ///< what configuring and building the example printed
+  std::string guide = tmp / "guide-build";  ///< examples/plugin_guide's plugins (docs/plugins.md)
+  std::string build_output;  ///< what configuring and building the examples printed
 };
+
+/// Configures and builds the CMake project examples/<example> against `sdk`'s prefix into
+/// `build_dir`; returns what the tools printed, failing the test when they fail.
+std::string build_example(const InstalledSdk& sdk, const std::string& example, const std::string& build_dir) {
+  std::string configure = "cmake -S " + shell_quote(std::string(SHARDKIT_SOURCE_DIR) + "/examples/" + example) +
+                          " -B " + shell_quote(build_dir) + " -DCMAKE_PREFIX_PATH=" + shell_quote(sdk.prefix);
+  if (have_program("ninja")) configure += " -G Ninja";
+  // With ccache, paths relative to the temp folder keep the cache valid from run to run.
+  std::string build_env;
+  if (have_program("ccache")) {
+    configure += " -DCMAKE_CXX_COMPILER_LAUNCHER=ccache";
+    build_env = "CCACHE_BASEDIR=" + shell_quote(sdk.tmp.path()) + " ";
+  }
+  const auto built = run_command(configure + " && " + build_env + "cmake --build " + shell_quote(build_dir));
+  INFO(built.output);
+  REQUIRE(built.exit_code == 0);
+  return built.output;
+}
 
 /// Installs SHARDKIT_BUILD_DIR into a fresh prefix and builds the example against it
 /// (fails the test, showing the tools' output, when either step fails).
@@ -34,23 +53,9 @@ std::unique_ptr<InstalledSdk> install_and_build_example_now() {
   INFO(install.output);
   REQUIRE(install.exit_code == 0);
 
-  std::string configure = "cmake -S " + shell_quote(std::string(SHARDKIT_SOURCE_DIR) +
-                                              "/examples/third_party_policy") +
-                          " -B " + shell_quote(sdk->tmp / "example-build") +
-                          " -DCMAKE_PREFIX_PATH=" + shell_quote(sdk->prefix);
-  if (have_program("ninja")) configure += " -G Ninja";
-  // With ccache, paths relative to the temp folder keep the cache valid from run to run.
-  std::string build_env;
-  if (have_program("ccache")) {
-    configure += " -DCMAKE_CXX_COMPILER_LAUNCHER=ccache";
-    build_env = "CCACHE_BASEDIR=" + shell_quote(sdk->tmp.path()) + " ";
-  }
-  const auto built = run_command(configure + " && " + build_env + "cmake --build " +
-                                 shell_quote(sdk->tmp / "example-build"));
-  sdk->build_output = built.output;
-  INFO(built.output);
-  REQUIRE(built.exit_code == 0);
+  sdk->build_output = build_example(*sdk, "third_party_policy", sdk->tmp / "example-build");
   REQUIRE(fs::is_regular_file(sdk->plugin));
+  sdk->build_output += build_example(*sdk, "plugin_guide", sdk->guide);
   return sdk;
 }
 
@@ -192,4 +197,30 @@ TEST_CASE("an explicit third-party plugin leaves the built-in policies usable", 
       CHECK(help.output.find(option, section) != std::string::npos);
     CHECK(help.output.find("silu|gelu|relu", section) != std::string::npos);
   }
+}
+
+TEST_CASE("the plugins docs/plugins.md shows whole (policy, dataset, logger) build and train together", "[sdk]") {
+  const auto& sdk = installed_sdk();
+  for (const auto* file : {"libshardkit-policy-tiny_mlp.so", "libshardkit-dataset-ramp.so", "libshardkit-logger-csv.so"}) {
+    INFO(file);
+    REQUIRE(fs::is_regular_file(fs::path(sdk.guide) / file));
+  }
+  const auto out = sdk.tmp / "run-guide";
+  const auto run = installed_train(sdk, {"--output_dir=" + out, "--plugin_path=" + sdk.guide, "--policy.type=tiny_mlp",
+                                         "--dataset.type=ramp", "--logger.type=csv", "--steps=20", "--log_freq=10",
+                                         "--num_threads=1"});
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.output.find("tiny_mlp: 4 -> 64 -> 2") != std::string::npos);  // ctx.logger, sizes from the features
+  const auto lines = read_metrics(out);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[1].number("loss") < lines[0].number("loss"));
+  CHECK(lines[0].raw.count("abs_error"));  // the policy's own metric
+  // The csv logger got the same rows: a header and one line per log step, step first.
+  const auto csv = slurp(out + "/metrics.csv");
+  INFO(csv);
+  CHECK(csv.rfind("step,epoch,loss,lr,", 0) == 0);
+  CHECK(csv.find("abs_error") != std::string::npos);
+  CHECK(csv.find("\n10,") != std::string::npos);
+  CHECK(csv.find("\n20,") != std::string::npos);
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct AdamWOptions {
   double beta2 = 0.999;        ///< default 0.999
   double eps = 1e-8;           ///< default 1e-8
   double weight_decay = 1e-2;  ///< decoupled weight decay, default 1e-2
+  /// Parameters whose names start with `first` step with `second` x the learning rate given to
+  /// step() (the first matching prefix counts); default none.
+  std::vector<std::pair<std::string, double>> lr_factors;
 };
 
 /// AdamW (Loshchilov & Hutter) with the same arithmetic as torch.optim.AdamW's
@@ -61,6 +65,7 @@ class AdamW {
   Slot& slot_for(const ParamShard& p);
 
   std::vector<ParamShard> params_;
+  std::vector<double> lr_factor_;  // per entry of params_
   AdamWOptions options_;
   Replicas step_replicas_;
   std::map<std::string, Slot> slots_;

@@ -1,0 +1,48 @@
+// Evaluation on a validation dataset: the mean loss over every full batch of it, across ranks.
+#include "evaluation.hpp"
+
+#include <torch/torch.h>
+
+#include "shardkit/error.hpp"
+#include "shardkit/ledger.hpp"
+
+namespace shardkit::train {
+
+EvalResult evaluate(Backend& backend, Policy& policy, const Dataset& data, std::int64_t batch_size, CommGroup& dp,
+                    const std::function<void(Batch&)>& transform, const std::string& device) {
+  const std::int64_t global = batch_size * dp.size();
+  const std::int64_t batches = data.size() / global;
+  if (batches < 1)
+    throw ConfigError("the validation split has " + std::to_string(data.size()) + " samples, fewer than one global "
+                      "batch of --batch_size=" + std::to_string(batch_size) + " x " + std::to_string(dp.size()) +
+                      " dp workers; give it more samples or lower --batch_size");
+  torch::NoGradGuard no_grad;
+  policy.eval();
+  double sum = 0, count = 0;
+  bool summed = false;
+  for (std::int64_t b = 0; b < batches; ++b) {
+    std::vector<std::int64_t> indices;
+    for (std::int64_t i = 0; i < batch_size; ++i) indices.push_back(b * global + i * dp.size() + dp.rank());
+    auto batch = data.get_batch(indices);
+    if (transform) transform(batch);
+    for (auto& [key, tensor] : batch) tensor = tensor.to(torch::Device(device));
+    backend.begin_micro_step(false);
+    const auto out = backend.forward(policy, batch);
+    summed = out.normalizer.defined();
+    sum += out.loss.item<double>();
+    count += summed ? out.normalizer.item<double>() : 1.0;
+  }
+  policy.train();
+  auto totals = torch::tensor({sum, count}, torch::kFloat64);
+  {
+    CollectiveScope scope("trainer, evaluation");
+    dp.all_reduce(totals, ReduceOp::Sum)->wait();
+  }
+  EvalResult result;
+  result.loss = totals[0].item<double>() / std::max(1e-300, totals[1].item<double>());
+  result.samples = batches * global;
+  result.left_out = data.size() - result.samples;
+  return result;
+}
+
+}  // namespace shardkit::train

@@ -1,0 +1,95 @@
+// LeRobot command lines copied over: habit flags that turn off what shardkit lacks, and their errors.
+#include "lerobot_flags.hpp"
+
+#include <cstring>
+
+namespace shardkit::train {
+
+namespace {
+
+/// Whether plugin (kind, name) declares option `option`.
+bool declares(const Registry& registry, const std::string& kind, const std::string& name, const char* option) {
+  const auto* plugin = registry.find(kind, name);
+  if (!plugin) return false;
+  const auto* d = plugin->descriptor;
+  for (std::uint32_t i = 0; i < d->num_options; ++i)
+    if (d->options[i].name && std::strcmp(d->options[i].name, option) == 0) return true;
+  return false;
+}
+
+/// Whether the user gave `key` for this run (a flag or a config file; not a default, not a
+/// value saved in the checkpoint being resumed).
+bool given_now(const Provenance& provenance, const std::string& key) {
+  const auto* source = provenance.find(key);
+  if (!source) return false;
+  const auto kind = Provenance::kind_of(source->origin);
+  return kind == "command line" || kind == "config file";
+}
+
+}  // namespace
+
+void check_dataset_repo_id(RawConfig& flags, RawConfig& file, const Registry& registry,
+                           const std::string& dataset, std::vector<std::string>& errors) {
+  const char* const key = "dataset.repo_id";
+  if (declares(registry, "dataset", dataset, "repo_id")) return;
+  const auto* layer = flags.count(key) ? &flags : file.count(key) ? &file : nullptr;
+  if (!layer) return;
+  std::string installed;
+  for (const auto& name : registry.names("dataset")) installed += (installed.empty() ? "" : ", ") + name;
+  const bool lerobot = declares(registry, "dataset", "lerobot", "repo_id");
+  errors.push_back("--" + std::string(key) + "=" + to_string(layer->at(key).value) +
+                   " names a LeRobot dataset, but --dataset.type=" + dataset + " is selected, which has no repo_id; " +
+                   (lerobot ? std::string("add --dataset.type=lerobot to read it")
+                            : std::string("the 'lerobot' dataset plugin reads them and is not installed "
+                                          "(it is built when Arrow and FFmpeg are found: docs/building.md)")) +
+                   ". Dataset plugins installed: " + (installed.empty() ? "none" : installed) +
+                   "; bring your own with --plugins=libshardkit-dataset-<name>.so (docs/plugins.md)");
+  flags.erase(key);
+  file.erase(key);
+}
+
+void apply_lerobot_flags(Config& config, Provenance& provenance, std::vector<std::string>& errors,
+                         std::vector<std::string>& notices) {
+  const auto on = [&](const char* key) { return config.has(key) && config.get_bool(key); };
+  if (on("wandb.enable"))
+    errors.push_back("--wandb.enable=true: shardkit has no Weights & Biases logger; log to TensorBoard with "
+                     "--logger.type=tensorboard (event files in <output_dir>/tensorboard; metrics.jsonl is always "
+                     "written), and drop --wandb.enable");
+  else if (given_now(provenance, "wandb.enable"))
+    notices.push_back("--wandb.enable=false is ignored: shardkit has no Weights & Biases logger (metrics go to "
+                      "<output_dir>/metrics.jsonl; --logger.type=tensorboard adds TensorBoard files)");
+  if (on("policy.push_to_hub"))
+    errors.push_back("--policy.push_to_hub=true: shardkit does not upload to the Hugging Face Hub; drop the flag "
+                     "and upload <output_dir>/checkpoints/last/pretrained_model yourself (huggingface-cli upload)");
+  else if (given_now(provenance, "policy.push_to_hub"))
+    notices.push_back("--policy.push_to_hub=false is ignored: shardkit never uploads; checkpoints stay in "
+                      "<output_dir>/checkpoints");
+  if (config.has("eval_freq")) {
+    const auto every = config.get_int("eval_freq");
+    if (every > 0)
+      errors.push_back("--eval_freq=" + std::to_string(every) + " asks for an evaluation every " +
+                       std::to_string(every) + " steps, which needs a validation split, and shardkit has no "
+                       "evaluation yet; use --eval_freq=0 (the default: no evaluation)");
+    else if (given_now(provenance, "eval_freq"))
+      notices.push_back("--eval_freq=0: no evaluation while training, which is the default");
+  }
+  if (given_now(provenance, "num_workers")) {
+    const auto workers = config.get_int("num_workers");
+    const std::string flag = "--num_workers=" + std::to_string(workers);
+    if (!config.has("dataset.num_workers")) {
+      notices.push_back(flag + " is ignored: --dataset.type=" + config.get_string("dataset.type") +
+                        " has no workers option (batches are read on the loader's own thread)");
+    } else if (given_now(provenance, "dataset.num_workers")) {
+      if (config.get_int("dataset.num_workers") != workers)
+        notices.push_back(flag + " is ignored: --dataset.num_workers=" +
+                          std::to_string(config.get_int("dataset.num_workers")) + " is given too and wins");
+    } else {
+      config.set("dataset.num_workers", Value(workers));
+      provenance.set("dataset.num_workers", provenance.find("num_workers")->origin, "from " + flag + " (LeRobot's name)");
+      notices.push_back(flag + " sets --dataset.num_workers=" + std::to_string(workers) +
+                        " (threads decoding each batch)");
+    }
+  }
+}
+
+}  // namespace shardkit::train

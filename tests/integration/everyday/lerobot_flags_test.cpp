@@ -1,0 +1,85 @@
+// LeRobot command lines copy over: habit flags that turn things off are no-ops with a notice, the rest errors.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "../distributed/launch.hpp"
+
+using namespace shardkit::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+bool lerobot_plugin_built() {
+  return fs::exists(std::string(SHARDKIT_PLUGIN_DIR) + "/libshardkit-dataset-lerobot.so");
+}
+
+}  // namespace
+
+TEST_CASE("LeRobot's off switches are accepted with a notice saying why they change nothing") {
+  TempDir dir("sk-lerobot-flags");
+  const auto r = run_program("shardkit-train", tiny_run(dir / "run", {"--steps=2", "--wandb.enable=false",
+                                                                       "--policy.push_to_hub=false", "--eval_freq=0",
+                                                                       "--num_workers=4"}));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.output, "--wandb.enable=false is ignored: shardkit has no Weights & Biases logger"));
+  CHECK(contains(r.output, "--policy.push_to_hub=false is ignored: shardkit never uploads"));
+  CHECK(contains(r.output, "--eval_freq=0: no evaluation while training, which is the default"));
+  CHECK(contains(r.output, "--num_workers=4 is ignored: --dataset.type=synthetic has no workers option"));
+  CHECK(read_metrics(dir / "run").size() == 2);
+  // Not given, not mentioned.
+  const auto plain = run_program("shardkit-train", tiny_run(dir / "plain", {"--steps=2"}));
+  INFO(plain.output);
+  REQUIRE(plain.exit_code == 0);
+  CHECK_FALSE(contains(plain.output, "is ignored"));
+}
+
+TEST_CASE("asking for what shardkit lacks (wandb, hub upload, evaluation) is one configuration error") {
+  TempDir dir("sk-lerobot-asks");
+  const auto r = run_program("shardkit-train", tiny_run(dir / "run", {"--steps=2", "--wandb.enable=true",
+                                                                       "--policy.push_to_hub=true", "--eval_freq=500"}));
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "3 configuration errors"));
+  CHECK(contains(r.output, "--wandb.enable=true: shardkit has no Weights & Biases logger; log to TensorBoard with "
+                           "--logger.type=tensorboard"));
+  CHECK(contains(r.output, "--policy.push_to_hub=true: shardkit does not upload to the Hugging Face Hub"));
+  CHECK(contains(r.output, "--eval_freq=500 asks for an evaluation every 500 steps, which needs a validation split"));
+  CHECK_FALSE(fs::exists(dir / "run"));
+}
+
+TEST_CASE("--dataset.repo_id without a dataset that reads it names the dataset plugins there are") {
+  TempDir dir("sk-repo-id");
+  const auto r = run_program("shardkit-train", tiny_run(dir / "run", {"--steps=2", "--dataset.repo_id=lerobot/pusht"}));
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "--dataset.repo_id=lerobot/pusht names a LeRobot dataset, but --dataset.type=synthetic is selected"));
+  CHECK(contains(r.output, "Dataset plugins installed: "));
+  CHECK(contains(r.output, "synthetic"));
+  CHECK(contains(r.output, "--plugins=libshardkit-dataset-<name>.so"));
+  CHECK(contains(r.output, lerobot_plugin_built() ? "add --dataset.type=lerobot" : "is not installed"));
+  CHECK_FALSE(contains(r.output, "is an option of"));  // one message, not the generic one too
+  CHECK_FALSE(fs::exists(dir / "run"));
+}
+
+TEST_CASE("--num_workers=N sets the lerobot dataset's workers unless --dataset.num_workers is given") {
+  if (!lerobot_plugin_built()) {
+    // Without the plugin there is no dataset with workers: the notice path is the case above.
+    FAIL("the lerobot dataset plugin was not built (needs Arrow and FFmpeg): cannot check the mapping");
+  }
+  TempDir dir("sk-num-workers");
+  const auto mapped = run_program("shardkit-train", {"--print_config=true", "--dataset.type=lerobot", "--num_workers=3",
+                                                     "--output_dir=" + (dir / "run")});
+  INFO(mapped.output);
+  REQUIRE(mapped.exit_code == 0);
+  CHECK(contains(mapped.output, "dataset.num_workers"));
+  CHECK(contains(mapped.output, "= 3"));
+  CHECK(contains(mapped.output, "from --num_workers=3 (LeRobot's name)"));
+  const auto both = run_program("shardkit-train", {"--print_config=true", "--dataset.type=lerobot", "--num_workers=3",
+                                                   "--dataset.num_workers=1", "--output_dir=" + (dir / "run")});
+  INFO(both.output);
+  REQUIRE(both.exit_code == 0);
+  CHECK_FALSE(contains(both.output, "from --num_workers=3"));
+  CHECK_FALSE(fs::exists(dir / "run"));
+}
