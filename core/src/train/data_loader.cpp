@@ -4,24 +4,17 @@
 #include <chrono>
 #include <numeric>
 
+#include "shardkit/augmentation.hpp"
 #include "shardkit/error.hpp"
 
 namespace shardkit::train {
-namespace {
-
-std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
 
 DataLoader::DataLoader(const Dataset& dataset, std::int64_t batch_size, std::uint64_t seed,
                        int dp_rank, int dp_size, LoaderOptions options)
     : dataset_(dataset), batch_size_(batch_size), seed_(seed), dp_rank_(dp_rank), dp_size_(dp_size),
       options_(std::move(options)) {
+  const auto* augmented = dynamic_cast<const AugmentedDataset*>(&dataset_);
+  augmented_ = augmented && augmented->augments() ? augmented : nullptr;
   const auto global = batch_size_ * dp_size_;
   batches_per_epoch_ = dataset_.size() / global;
   if (batches_per_epoch_ < 1)
@@ -64,8 +57,11 @@ DataPosition DataLoader::after(DataPosition position) const {
 
 std::vector<std::int64_t> DataLoader::peek_indices() { return indices_at(position_, cache_); }
 
-Batch DataLoader::read(const std::vector<std::int64_t>& indices) const {
-  auto batch = dataset_.get_batch(indices);
+Batch DataLoader::read(const DataPosition& position, OrderCache& cache) const {
+  const auto indices = indices_at(position, cache);
+  // Augmentation (before the transform: LeRobot augments in the dataset, normalizes after).
+  auto batch = augmented_ ? augmented_->get_augmented_batch(indices, augmentation_seed(seed_, position.epoch))
+                          : dataset_.get_batch(indices);
   if (options_.transform) options_.transform(batch);
   return batch;
 }
@@ -80,7 +76,7 @@ void DataLoader::produce(DataPosition from) {
     }
     Prefetched item;
     try {
-      item.batch = read(indices_at(from, cache));
+      item.batch = read(from, cache);
     } catch (...) {
       item.error = std::current_exception();
     }
@@ -114,7 +110,7 @@ void DataLoader::stop_prefetch() {
 Batch DataLoader::next() {
   Batch batch;
   if (options_.prefetch <= 0) {
-    batch = read(peek_indices());
+    batch = read(position_, cache_);
   } else {
     if (!producer_.joinable()) start_prefetch();
     Prefetched item;

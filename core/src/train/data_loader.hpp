@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "shardkit/augmentation.hpp"
 #include "shardkit/dataset.hpp"
 
 namespace shardkit::train {
@@ -31,7 +32,9 @@ struct LoaderOptions {
 
 /// Shuffles each epoch with a permutation seeded by (seed, epoch), splits each global
 /// batch of batch_size x dp_size samples into one slice per dp rank, drops the last
-/// incomplete global batch. Prefetching changes when batches are read, never which: the
+/// incomplete global batch. A dataset that is an AugmentedDataset (and augments) is read
+/// with augmentation_seed(seed, epoch), so augmentations are as reproducible as the order.
+/// Prefetching changes when batches are read, never which: the
 /// sequence of next() is the same with any `prefetch`, and an error reading a batch is
 /// thrown by the next() that would have returned it.
 class DataLoader {
@@ -68,12 +71,14 @@ class DataLoader {
   };
   std::vector<std::int64_t> indices_at(const DataPosition& position, OrderCache& cache) const;
   DataPosition after(DataPosition position) const;
-  Batch read(const std::vector<std::int64_t>& indices) const;
+  /// The batch at `position`, augmented when the dataset is an AugmentedDataset that augments.
+  Batch read(const DataPosition& position, OrderCache& cache) const;
   void start_prefetch();
   void stop_prefetch();
   void produce(DataPosition from);
 
   const Dataset& dataset_;
+  const AugmentedDataset* augmented_ = nullptr;  ///< the dataset, when it augments
   std::int64_t batch_size_;
   std::uint64_t seed_;
   int dp_rank_, dp_size_;

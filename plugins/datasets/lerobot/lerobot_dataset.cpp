@@ -84,7 +84,7 @@ std::vector<at::Tensor> LeRobotDataset::camera_frames(const Feature& camera, con
   return out;
 }
 
-Batch LeRobotDataset::get_item(std::int64_t row) const {
+Batch LeRobotDataset::get_item(std::int64_t row, bool augment, std::uint64_t seed) const {
   Batch item;
   for (const auto& [name, column] : frames_->columns()) item[name] = column[row];
   const auto index = item.at("index").item<std::int64_t>();
@@ -109,10 +109,27 @@ Batch LeRobotDataset::get_item(std::int64_t row) const {
     for (std::size_t k = 0; k < query.is_pad.size(); ++k) pad[static_cast<std::int64_t>(k)] = query.is_pad[k];
     item[f.name + "_is_pad"] = pad;
   }
+  if (augment) {
+    // LeRobot calls its transform once per camera of the item: every stacked frame alike.
+    const auto cams = info_.cameras();
+    for (std::size_t k = 0; k < cams.size(); ++k) {
+      auto& image = item.at(cams[k]->name);
+      const auto drawn = draw_transforms(options_.image_transforms, image_seed(seed, row, k), image.size(-2), image.size(-1));
+      image = apply_transforms(drawn, image);
+    }
+  }
   return item;
 }
 
 Batch LeRobotDataset::get_batch(const std::vector<std::int64_t>& indices) const {
+  return read_batch(indices, false, 0);
+}
+
+Batch LeRobotDataset::get_augmented_batch(const std::vector<std::int64_t>& indices, std::uint64_t seed) const {
+  return read_batch(indices, options_.image_transforms.enable, seed);
+}
+
+Batch LeRobotDataset::read_batch(const std::vector<std::int64_t>& indices, bool augment, std::uint64_t seed) const {
   for (const auto i : indices)
     if (i < 0 || i >= size())
       throw RuntimeError("lerobot dataset: index " + std::to_string(i) + " outside [0, " + std::to_string(size()) + ")");
@@ -120,14 +137,14 @@ Batch LeRobotDataset::get_batch(const std::vector<std::int64_t>& indices) const 
   const auto n = static_cast<std::int64_t>(indices.size());
   const auto threads = std::min<std::int64_t>(options_.num_workers, n);
   if (threads <= 1) {
-    for (std::int64_t k = 0; k < n; ++k) items[k] = get_item(indices[k]);
+    for (std::int64_t k = 0; k < n; ++k) items[k] = get_item(indices[k], augment, seed);
   } else {
     std::vector<std::exception_ptr> errors(static_cast<std::size_t>(threads));
     std::vector<std::thread> workers;
     for (std::int64_t t = 0; t < threads; ++t)
       workers.emplace_back([&, t] {
         try {
-          for (auto k = t; k < n; k += threads) items[k] = get_item(indices[k]);
+          for (auto k = t; k < n; k += threads) items[k] = get_item(indices[k], augment, seed);
         } catch (...) {
           errors[t] = std::current_exception();
         }

@@ -6,12 +6,14 @@
 #include <string>
 #include <vector>
 
+#include <shardkit/augmentation.hpp>
 #include <shardkit/dataset.hpp>
 #include <shardkit/normalization.hpp>
 
 #include "dataset_info.hpp"
 #include "episode_table.hpp"
 #include "frame_table.hpp"
+#include "image_transforms.hpp"
 #include "video_reader.hpp"
 
 namespace shardkit::lerobot {
@@ -24,9 +26,10 @@ struct LeRobotOptions {
   double tolerance_s = 1e-4;  ///< how far a video frame's time may be from the one asked for
   std::int64_t num_workers = 0;  ///< threads decoding a batch; 0 = the calling thread
   bool use_imagenet_stats = true;  ///< cameras normalized with ImageNet's mean/std, as LeRobot's default
+  ImageTransformsConfig image_transforms;  ///< LeRobot's camera augmentation (off by default)
 };
 
-class LeRobotDataset final : public Dataset, public DatasetStatistics {
+class LeRobotDataset final : public Dataset, public DatasetStatistics, public AugmentedDataset {
  public:
   explicit LeRobotDataset(const LeRobotOptions& options);
 
@@ -39,14 +42,22 @@ class LeRobotDataset final : public Dataset, public DatasetStatistics {
   /// meta/stats.json (with ImageNet's mean/std for cameras when use_imagenet_stats).
   FeatureStats stats() const override { return stats_; }
   std::vector<std::string> cameras() const override;
+  /// Whether --dataset.image_transforms.enable is on.
+  bool augments() const override { return options_.image_transforms.enable; }
+  /// get_batch with LeRobot's image transforms applied to each camera of each sample (all
+  /// frames of a stacked camera alike), drawn from image_seed(seed, index, camera).
+  Batch get_augmented_batch(const std::vector<std::int64_t>& indices, std::uint64_t seed) const override;
 
   const DatasetInfo& info() const { return info_; }
   const std::vector<std::int64_t>& episodes() const { return selected_; }
   const std::string& task(std::int64_t task_index) const { return tasks_.at(task_index); }
 
  private:
-  /// One sample (LeRobotDataset.__getitem__), at row `row` of the frame table.
-  Batch get_item(std::int64_t row) const;
+  /// One sample (LeRobotDataset.__getitem__), at row `row` of the frame table; its cameras
+  /// augmented with randomness from `seed` when `augment`.
+  Batch get_item(std::int64_t row, bool augment, std::uint64_t seed) const;
+  /// The samples at `indices`, stacked, read on num_workers threads.
+  Batch read_batch(const std::vector<std::int64_t>& indices, bool augment, std::uint64_t seed) const;
   /// The camera's frames at `rows` (rows of one episode), each float32 [C, H, W].
   std::vector<at::Tensor> camera_frames(const Feature& camera, const Episode& episode,
                                         const std::vector<std::int64_t>& rows) const;
