@@ -38,9 +38,9 @@ TEST_CASE("LeRobot's off switches are accepted with a notice saying why they cha
 TEST_CASE("asking for what shardkit lacks (wandb, hub upload, evaluation) is one configuration error") {
   TempDir dir("sk-lerobot-asks");
   // The lerobot dataset has no validation split (LeRobot 0.6.1 evaluates in simulation, not on data).
-  const auto r = run_program("shardkit-train", tiny_run(dir / "run", {"--steps=2", "--wandb.enable=true",
-                                                                       "--policy.push_to_hub=true", "--eval_freq=500",
-                                                                       "--dataset.type=lerobot", "--dataset.repo_id=a/b"}));
+  const auto r = run_program("shardkit-train", {"--output_dir=" + dir / "run", "--steps=2", "--wandb.enable=true",
+                                                "--policy.push_to_hub=true", "--eval_freq=500",
+                                                "--dataset.type=lerobot", "--dataset.repo_id=a/b"});
   INFO(r.output);
   CHECK(r.exit_code == 2);
   CHECK(contains(r.output, "3 configuration errors"));
