@@ -15,9 +15,8 @@
 #include <map>
 
 #include "../distributed/launch.hpp"
+#include "../distributed/weights.hpp"
 #include "act_runs.hpp"
-#include "shardkit/safetensors.hpp"
-#include "shardkit/safetensors_torch.hpp"
 
 using namespace shardkit::test;
 
@@ -35,18 +34,10 @@ void run_ok(int nproc, const std::vector<std::string>& args) {
   REQUIRE(r.exit_code == 0);
 }
 
-std::map<std::string, torch::Tensor> weights(const std::string& run) {
-  namespace st = shardkit::safetensors;
-  const auto file = st::File::open(run + "/checkpoints/last/pretrained_model/model.safetensors");
-  std::map<std::string, torch::Tensor> out;
-  for (const auto& name : file.names()) out[name] = st::to_tensor(file.get(name)).to(torch::kDouble);
-  return out;
-}
-
 /// ||a - b|| / ||b - init|| over every tensor of the model: how far apart two runs ended,
 /// relative to how far training moved the reference.
 double model_difference(const std::string& a, const std::string& b, const std::string& init) {
-  const auto x = weights(a), y = weights(b), z = weights(init);
+  const auto x = checkpoint_weights(a), y = checkpoint_weights(b), z = checkpoint_weights(init);
   REQUIRE(x.size() == y.size());
   double diff = 0, moved = 0;
   for (const auto& [name, t] : y) {

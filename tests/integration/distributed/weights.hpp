@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <map>
 #include <string>
 
 #include <ATen/ATen.h>
@@ -12,19 +13,28 @@
 
 namespace shardkit::test {
 
+/// Every tensor of a run's checkpoints/last model.safetensors, as float64.
+inline std::map<std::string, at::Tensor> checkpoint_weights(const std::string& run) {
+  namespace st = shardkit::safetensors;
+  const auto file = st::File::open(run + "/checkpoints/last/pretrained_model/model.safetensors");
+  std::map<std::string, at::Tensor> out;
+  for (const auto& name : file.names()) out[name] = st::to_tensor(file.get(name)).to(at::kDouble);
+  return out;
+}
+
 /// Largest difference between the same tensor of two runs' checkpoints/last model.safetensors,
 /// relative to that tensor's largest magnitude in `b`; the files must hold the same names.
 inline double weight_difference(const std::string& a, const std::string& b) {
   namespace st = shardkit::safetensors;
-  const auto fa = st::File::open(a + "/checkpoints/last/pretrained_model/model.safetensors");
-  const auto fb = st::File::open(b + "/checkpoints/last/pretrained_model/model.safetensors");
+  const auto file = [](const std::string& run) {
+    return st::File::open(run + "/checkpoints/last/pretrained_model/model.safetensors");
+  };
+  REQUIRE(file(a).names() == file(b).names());  // the same tensors, in the same order
+  const auto x = checkpoint_weights(a), y = checkpoint_weights(b);
   double worst = 0;
-  REQUIRE(fa.names() == fb.names());
-  for (const auto& name : fa.names()) {
-    const auto x = st::to_tensor(fa.get(name)).to(at::kDouble);
-    const auto y = st::to_tensor(fb.get(name)).to(at::kDouble);
-    const double scale = std::max(1e-12, y.abs().max().item<double>());
-    worst = std::max(worst, (x - y).abs().max().item<double>() / scale);
+  for (const auto& [name, want] : y) {
+    const double scale = std::max(1e-12, want.abs().max().item<double>());
+    worst = std::max(worst, (x.at(name) - want).abs().max().item<double>() / scale);
   }
   return worst;
 }
