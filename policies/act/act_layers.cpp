@@ -6,8 +6,8 @@
 namespace shardkit::act {
 namespace {
 
-torch::nn::MultiheadAttention attention(const LayerOptions& o) {
-  return torch::nn::MultiheadAttention(torch::nn::MultiheadAttentionOptions(o.dim_model, o.n_heads).dropout(o.dropout));
+nn::MultiheadAttention attention(const LayerOptions& o) {
+  return nn::MultiheadAttention(o.dim_model, o.n_heads, o.dropout);
 }
 
 torch::nn::LayerNorm layer_norm(std::int64_t dim) {
@@ -41,12 +41,12 @@ std::int64_t linear2_inputs(const LayerOptions& o) {
 ACTEncoderLayerImpl::ACTEncoderLayerImpl(const LayerOptions& o) : nn::ListBlock("ACTEncoderLayer"), o_(o) {
   self_attn = register_module("self_attn", attention(o));
   linear1 = register_module("linear1", torch::nn::Linear(o.dim_model, o.dim_feedforward));
-  dropout = register_module("dropout", torch::nn::Dropout(o.dropout));
+  dropout = register_module("dropout", nn::Dropout(o.dropout));
   linear2 = register_module("linear2", torch::nn::Linear(linear2_inputs(o), o.dim_model));
   norm1 = register_module("norm1", layer_norm(o.dim_model));
   norm2 = register_module("norm2", layer_norm(o.dim_model));
-  dropout1 = register_module("dropout1", torch::nn::Dropout(o.dropout));
-  dropout2 = register_module("dropout2", torch::nn::Dropout(o.dropout));
+  dropout1 = register_module("dropout1", nn::Dropout(o.dropout));
+  dropout2 = register_module("dropout2", nn::Dropout(o.dropout));
 }
 
 nn::TensorList ACTEncoderLayerImpl::forward_impl(const nn::TensorList& inputs) {
@@ -56,7 +56,7 @@ nn::TensorList ACTEncoderLayerImpl::forward_impl(const nn::TensorList& inputs) {
   auto skip = x;
   if (o_.pre_norm) x = norm1(x);
   const auto qk = with(x, pos);
-  x = std::get<0>(self_attn(qk, qk, x, mask));
+  x = self_attn(qk, qk, x, mask);
   std::tie(x, skip) = next_sublayer(skip + dropout1(x), norm1, norm2, o_.pre_norm);
   x = linear2(dropout(activate(o_.activation, linear1(x))));
   x = skip + dropout2(x);
@@ -68,14 +68,14 @@ ACTDecoderLayerImpl::ACTDecoderLayerImpl(const LayerOptions& o) : nn::ListBlock(
   self_attn = register_module("self_attn", attention(o));
   multihead_attn = register_module("multihead_attn", attention(o));
   linear1 = register_module("linear1", torch::nn::Linear(o.dim_model, o.dim_feedforward));
-  dropout = register_module("dropout", torch::nn::Dropout(o.dropout));
+  dropout = register_module("dropout", nn::Dropout(o.dropout));
   linear2 = register_module("linear2", torch::nn::Linear(linear2_inputs(o), o.dim_model));
   norm1 = register_module("norm1", layer_norm(o.dim_model));
   norm2 = register_module("norm2", layer_norm(o.dim_model));
   norm3 = register_module("norm3", layer_norm(o.dim_model));
-  dropout1 = register_module("dropout1", torch::nn::Dropout(o.dropout));
-  dropout2 = register_module("dropout2", torch::nn::Dropout(o.dropout));
-  dropout3 = register_module("dropout3", torch::nn::Dropout(o.dropout));
+  dropout1 = register_module("dropout1", nn::Dropout(o.dropout));
+  dropout2 = register_module("dropout2", nn::Dropout(o.dropout));
+  dropout3 = register_module("dropout3", nn::Dropout(o.dropout));
 }
 
 nn::TensorList ACTDecoderLayerImpl::forward_impl(const nn::TensorList& inputs) {
@@ -86,9 +86,9 @@ nn::TensorList ACTDecoderLayerImpl::forward_impl(const nn::TensorList& inputs) {
   auto skip = x;
   if (o_.pre_norm) x = norm1(x);
   const auto qk = with(x, decoder_pos);
-  x = std::get<0>(self_attn(qk, qk, x));
+  x = self_attn(qk, qk, x);
   std::tie(x, skip) = next_sublayer(skip + dropout1(x), norm1, norm2, o_.pre_norm);
-  x = std::get<0>(multihead_attn(with(x, decoder_pos), with(encoder_out, encoder_pos), encoder_out));
+  x = multihead_attn(with(x, decoder_pos), with(encoder_out, encoder_pos), encoder_out);
   std::tie(x, skip) = next_sublayer(skip + dropout2(x), norm2, norm3, o_.pre_norm);
   x = linear2(dropout(activate(o_.activation, linear1(x))));
   x = skip + dropout3(x);

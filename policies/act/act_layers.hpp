@@ -4,7 +4,9 @@
 
 #include <torch/torch.h>
 
+#include <shardkit/nn/attention.hpp>
 #include <shardkit/nn/block.hpp>
+#include <shardkit/nn/dropout.hpp>
 
 #include <string>
 
@@ -28,10 +30,10 @@ class ACTEncoderLayerImpl : public nn::ListBlock {
 
  private:
   LayerOptions o_;
-  torch::nn::MultiheadAttention self_attn{nullptr};
+  nn::MultiheadAttention self_attn{nullptr};
   torch::nn::Linear linear1{nullptr}, linear2{nullptr};
   torch::nn::LayerNorm norm1{nullptr}, norm2{nullptr};
-  torch::nn::Dropout dropout{nullptr}, dropout1{nullptr}, dropout2{nullptr};
+  nn::Dropout dropout{nullptr}, dropout1{nullptr}, dropout2{nullptr};
 };
 TORCH_MODULE(ACTEncoderLayer);
 
@@ -47,10 +49,10 @@ class ACTDecoderLayerImpl : public nn::ListBlock {
 
  private:
   LayerOptions o_;
-  torch::nn::MultiheadAttention self_attn{nullptr}, multihead_attn{nullptr};
+  nn::MultiheadAttention self_attn{nullptr}, multihead_attn{nullptr};
   torch::nn::Linear linear1{nullptr}, linear2{nullptr};
   torch::nn::LayerNorm norm1{nullptr}, norm2{nullptr}, norm3{nullptr};
-  torch::nn::Dropout dropout{nullptr}, dropout1{nullptr}, dropout2{nullptr}, dropout3{nullptr};
+  nn::Dropout dropout{nullptr}, dropout1{nullptr}, dropout2{nullptr}, dropout3{nullptr};
 };
 TORCH_MODULE(ACTDecoderLayer);
 

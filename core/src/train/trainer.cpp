@@ -21,6 +21,7 @@
 #include "../comm/ledger.hpp"
 #include "checkpoint_manifest.hpp"
 #include "evaluation.hpp"
+#include "malloc_tuning.hpp"
 #include "preemption.hpp"
 #include "processor_files.hpp"
 #include "rank_agreement.hpp"
@@ -78,6 +79,8 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
 
   const auto threads = config_.get_int("num_threads");
   if (threads > 0) torch::set_num_threads(static_cast<int>(threads));
+  if (runtime_.device == "cpu" && !keep_freed_memory_in_process())
+    log->debug("CPU memory: the C library is not glibc; freed tensor memory goes back to the system as it likes");
   torch::manual_seed(static_cast<std::uint64_t>(config_.get_int("seed")));
 
   dataset_ = registry_.create_as<Dataset>("dataset", selection_.dataset,

@@ -11,7 +11,10 @@
 
 TEST_CASE("AdamW matches torch::optim::AdamW step for step", "[optim]") {
   torch::manual_seed(3);
-  auto ours = torch::randn({4, 5}).set_requires_grad(true);
+  // A contiguous parameter takes PyTorch's fused kernel, a transposed one the per-op path.
+  const bool transposed = GENERATE(false, true);
+  INFO((transposed ? "transposed parameter" : "contiguous parameter"));
+  auto ours = (transposed ? torch::randn({5, 4}).t() : torch::randn({4, 5})).set_requires_grad(true);
   auto theirs = ours.detach().clone().set_requires_grad(true);
   shardkit::AdamW adam({{"w", ours, shardkit::ShardLayout::whole({4, 5}), shardkit::Replicas::none()}}, {}, shardkit::Replicas::none());
   torch::optim::AdamW reference({theirs}, torch::optim::AdamWOptions(1e-3).weight_decay(1e-2));

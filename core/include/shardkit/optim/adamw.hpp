@@ -25,8 +25,9 @@ struct AdamWOptions {
   std::vector<std::pair<std::string, double>> lr_factors;
 };
 
-/// AdamW (Loshchilov & Hutter) with the same arithmetic as torch.optim.AdamW's
-/// single-tensor path. State per parameter name: exp_avg, exp_avg_sq, step.
+/// AdamW (Loshchilov & Hutter) with the arithmetic of torch.optim.AdamW: PyTorch's fused kernel
+/// (fused=True) for contiguous float32/float64 parameters on CPU or CUDA, its single-tensor path
+/// for others. State per parameter name: exp_avg, exp_avg_sq, step.
 class AdamW {
  public:
   /// `step_replicas`: the ranks that hold identical step counters (every rank of the run that
