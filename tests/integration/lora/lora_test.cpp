@@ -152,7 +152,8 @@ TEST_CASE("LoRA under ddp and fsdp at 2 ranks: an adapter-only checkpoint resume
   const auto base_bytes = slurp(dir / "base/model.safetensors");
   for (const auto& [name, extra] :
        {std::pair<std::string, std::vector<std::string>>{"ddp", {"--distributed_backend=ddp"}},
-        {"fsdp", {"--distributed_backend=fsdp", "--parallelism.dp_shard=2", "--checkpoint_format=safetensors_dcp"}}}) {
+        {"fsdp", {"--distributed_backend=fsdp", "--parallelism.dp_shard=2", "--checkpoint_format=safetensors_dcp",
+                  "--peft.merge=true"}}}) {
     INFO(name);
     const auto run = dir / name;
     const auto straight = launch(2, lora_run(run, dir / "base", 8, with(extra, {"--save_freq=4"})));
@@ -191,6 +192,18 @@ TEST_CASE("LoRA under ddp and fsdp at 2 ranks: an adapter-only checkpoint resume
       INFO(c.output);
       REQUIRE(c.exit_code == 0);
       CHECK(same_tensors(read_tensors(converted), a));
+
+      // --peft.merge gathers the sharded base and folds the adapter in: W + B A * alpha / r.
+      const auto base = read_tensors(dir / "base/model.safetensors");
+      const auto merged = read_tensors(run + "/merged_model/model.safetensors");
+      REQUIRE(merged.size() == base.size());
+      const auto module = std::string("model.layers.1.self_attn.v_proj");
+      CHECK(torch::allclose(merged.at(module + ".weight"),
+                            base.at(module + ".weight") + torch::matmul(a.at(kPeftKeyPrefix + module + ".lora_B.weight"),
+                                                                        a.at(kPeftKeyPrefix + module + ".lora_A.weight")) *
+                                                              2.0,
+                            1e-6, 1e-6));
+      CHECK(torch::equal(merged.at("model.layers.1.self_attn.k_proj.weight"), base.at("model.layers.1.self_attn.k_proj.weight")));
     }
   }
   CHECK(slurp(dir / "base/model.safetensors") == base_bytes);
