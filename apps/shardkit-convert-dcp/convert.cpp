@@ -15,7 +15,8 @@ namespace shardkit::convert {
 namespace st = shardkit::safetensors;
 
 Converted convert_folder(const std::string& dcp_dir, const std::string& output,
-                         const std::function<void(std::size_t, std::size_t)>& progress) {
+                         const std::function<void(std::size_t, std::size_t)>& progress,
+                         const std::string& name_prefix) {
   dcp::FolderReader reader(dcp_dir);
   const auto& entries = reader.metadata().state_dict_metadata;
   Converted done;
@@ -31,7 +32,7 @@ Converted convert_folder(const std::string& dcp_dir, const std::string& output,
   std::vector<st::TensorRef> refs;
   std::map<std::string, std::string> key_of;  // safetensors name -> DCP key
   for (const auto& [key, meta] : tensors) {
-    const auto name = strip ? key.substr(6) : key;
+    const auto name = name_prefix + (strip ? key.substr(6) : key);
     const auto dtype = st::dtype_of(dcp::scalar_type_of(meta->properties.dtype));
     std::uint64_t nbytes = st::dtype_size(dtype);
     for (const auto d : meta->size) nbytes *= static_cast<std::uint64_t>(d);

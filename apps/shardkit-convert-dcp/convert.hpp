@@ -15,10 +15,12 @@ struct Converted {
 
 /// Writes every tensor entry of the DCP folder `dcp_dir` into the safetensors file `output`
 /// (metadata {"format": "pt"}, as shardkit and `save_file` write it), one tensor in memory
-/// at a time. Names lose a common "model." prefix. `progress(done, total)` is called after
+/// at a time. Names lose a common "model." prefix and gain `name_prefix` (a PEFT adapter's
+/// "base_model.model."). `progress(done, total)` is called after
 /// each tensor. Reads the written file back and checks every name and shape before
 /// returning. Throws FormatError naming the file and entry on any problem.
 Converted convert_folder(const std::string& dcp_dir, const std::string& output,
-                         const std::function<void(std::size_t, std::size_t)>& progress);
+                         const std::function<void(std::size_t, std::size_t)>& progress,
+                         const std::string& name_prefix = "");
 
 }  // namespace shardkit::convert

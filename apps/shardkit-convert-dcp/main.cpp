@@ -6,6 +6,7 @@
 #include "convert.hpp"
 #include "shardkit/dcp/folder.hpp"
 #include "shardkit/error.hpp"
+#include "shardkit/peft.hpp"
 
 namespace {
 namespace fs = std::filesystem;
@@ -16,11 +17,13 @@ constexpr const char* kUsage =
     "Merges a DCP model folder (pretrained_model/pytorch_model_fsdp_0, written by shardkit or by\n"
     "PyTorch's dcp.save from any number of ranks) into one model.safetensors, one tensor in\n"
     "memory at a time, on one process. --checkpoint_dir writes <dir>/pretrained_model/model.safetensors\n"
+    "(a PEFT run's checkpoint, with adapter_config.json: adapter_model.safetensors under PEFT's names)\n"
     "unless --output is given; --delete_dcp=true removes the DCP folder after the written file\n"
     "was read back and checked.\n";
 
 struct Options {
   std::string checkpoint_dir, dcp_dir, output;
+  std::string name_prefix;  // "base_model.model." for a PEFT adapter
   bool delete_dcp = false;
 };
 
@@ -61,8 +64,13 @@ Options parse(int argc, char** argv) {
     throw shardkit::ConfigError("--dcp_dir needs --output=<file>.safetensors");
   if (!o.checkpoint_dir.empty()) {
     o.dcp_dir = (fs::path(o.checkpoint_dir) / shardkit::dcp::kModelFolder).string();
+    // A PEFT run's checkpoint holds only the adapter: it becomes PEFT's adapter file.
+    const bool adapter = fs::exists(fs::path(o.checkpoint_dir) / "pretrained_model/adapter_config.json");
+    if (adapter) o.name_prefix = shardkit::kPeftKeyPrefix;
     if (o.output.empty())
-      o.output = (fs::path(o.checkpoint_dir) / "pretrained_model/model.safetensors").string();
+      o.output = (fs::path(o.checkpoint_dir) /
+                  (adapter ? "pretrained_model/adapter_model.safetensors" : "pretrained_model/model.safetensors"))
+                     .string();
   }
   if (o.delete_dcp && o.checkpoint_dir.empty())
     throw shardkit::ConfigError("--delete_dcp works with --checkpoint_dir only");
@@ -85,7 +93,8 @@ int main(int argc, char** argv) {
             shown = n * 20 / total;
             std::cout << "converted " << n << "/" << total << " tensors" << std::endl;
           }
-        });
+        },
+        options.name_prefix);
     std::cout << "wrote " << options.output << ": " << done.tensors << " tensors, " << done.bytes
               << " bytes" << (done.byte_items ? " (" + std::to_string(done.byte_items) +
                                                     " non-tensor entries left out)"

@@ -20,9 +20,7 @@ torch::Tensor LlamaRMSNormImpl::forward(const torch::Tensor& x) {
 
 LlamaAttentionImpl::LlamaAttentionImpl(const LlamaConfig& c) : c_(c) {
   const auto q = c.num_attention_heads * c.head_dim, kv = c.num_key_value_heads * c.head_dim;
-  const auto linear = [&](std::int64_t in, std::int64_t out) {
-    return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(c.attention_bias));
-  };
+  const auto linear = [&](std::int64_t in, std::int64_t out) { return nn::LoraLinear(in, out, c.attention_bias); };
   q_proj = register_module("q_proj", linear(c.hidden_size, q));
   k_proj = register_module("k_proj", linear(c.hidden_size, kv));
   v_proj = register_module("v_proj", linear(c.hidden_size, kv));
@@ -48,9 +46,7 @@ torch::Tensor LlamaAttentionImpl::forward(const torch::Tensor& x, const torch::T
 }
 
 LlamaMLPImpl::LlamaMLPImpl(const LlamaConfig& c) {
-  const auto linear = [&](std::int64_t in, std::int64_t out) {
-    return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(c.mlp_bias));
-  };
+  const auto linear = [&](std::int64_t in, std::int64_t out) { return nn::LoraLinear(in, out, c.mlp_bias); };
   gate_proj = register_module("gate_proj", linear(c.hidden_size, c.intermediate_size));
   up_proj = register_module("up_proj", linear(c.hidden_size, c.intermediate_size));
   down_proj = register_module("down_proj", linear(c.intermediate_size, c.hidden_size));

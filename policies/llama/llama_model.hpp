@@ -1,9 +1,11 @@
 // Llama's modules with transformers' parameter names: RMSNorm, attention, MLP, LlamaDecoderLayer, LlamaModel.
+// The projections are LoraLinear: --peft.* puts LoRA adapters on them.
 #pragma once
 
 #include <torch/torch.h>
 
 #include <shardkit/nn/block.hpp>
+#include <shardkit/nn/lora_linear.hpp>
 
 #include "llama_config.hpp"
 
@@ -31,7 +33,7 @@ class LlamaAttentionImpl : public torch::nn::Module {
 
  private:
   LlamaConfig c_;
-  torch::nn::Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, o_proj{nullptr};
+  nn::LoraLinear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, o_proj{nullptr};
 };
 TORCH_MODULE(LlamaAttention);
 
@@ -42,7 +44,7 @@ class LlamaMLPImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x);
 
  private:
-  torch::nn::Linear gate_proj{nullptr}, up_proj{nullptr}, down_proj{nullptr};
+  nn::LoraLinear gate_proj{nullptr}, up_proj{nullptr}, down_proj{nullptr};
 };
 TORCH_MODULE(LlamaMLP);
 

@@ -9,6 +9,8 @@
 #include <shardkit/error.hpp>
 #include <shardkit/files.hpp>
 #include <shardkit/hf_folder.hpp>
+#include <shardkit/nn/lora_linear.hpp>
+#include <shardkit/peft.hpp>
 #include <shardkit/plugin.hpp>
 #include <shardkit/policy.hpp>
 #include <shardkit/pretrained_config.hpp>
@@ -37,7 +39,8 @@ class LlamaPolicy final : public shardkit::Policy,
                           public shardkit::PretrainedConfigWriter,
                           public shardkit::PretrainedWeightsLoader,
                           public shardkit::PretrainedFilesWriter,
-                          public shardkit::CausalLanguageModel {
+                          public shardkit::CausalLanguageModel,
+                          public shardkit::LoraTargetsPolicy {
  public:
   explicit LlamaPolicy(const shardkit::PluginContext& ctx)
       : config_(shardkit::llama::read_config(ctx.options)), options_(ctx.options) {
@@ -45,13 +48,13 @@ class LlamaPolicy final : public shardkit::Policy,
     if (!ctx.features.empty()) shardkit::feature_numel(ctx, "input_ids", "llama");
     model = register_module("model", shardkit::llama::LlamaModel(config_));
     if (!config_.tie_word_embeddings)
-      lm_head = register_module("lm_head", torch::nn::Linear(torch::nn::LinearOptions(config_.hidden_size,
-                                                                                      config_.vocab_size).bias(false)));
+      lm_head = register_module("lm_head", shardkit::nn::LoraLinear(config_.hidden_size, config_.vocab_size, false));
     initialize();
     const auto* full = ctx.full_config;
     const auto path = full && full->has("policy.path") ? full->get_string("policy.path") : std::string();
     const bool resuming = full && full->has("resume") && full->get_bool("resume");  // the checkpoint's weights win
-    if (!path.empty()) load_folder(path, !resuming);
+    // ... except in a PEFT run, whose checkpoints hold only the adapter: its base comes from here again.
+    if (!path.empty()) load_folder(path, !resuming || (full && shardkit::peft_enabled(*full)));
   }
 
   /// The causal LM loss: position t predicts labels[t + 1]; summed over the predicted
@@ -93,6 +96,9 @@ class LlamaPolicy final : public shardkit::Policy,
   }
 
   std::vector<std::string> wrap_modules() const override { return {"LlamaDecoderLayer"}; }
+
+  /// PEFT's default LoRA targets for Llama.
+  std::vector<std::string> default_lora_targets() const override { return {"q_proj", "v_proj"}; }
 
   std::string pretrained_config_json() const override {
     return shardkit::llama::hf_config_json(config_, options_, dtype_name(model->embed_tokens->weight.scalar_type()));
@@ -151,7 +157,7 @@ class LlamaPolicy final : public shardkit::Policy,
   LlamaConfig config_;
   shardkit::Config options_;
   shardkit::llama::LlamaModel model{nullptr};
-  torch::nn::Linear lm_head{nullptr};
+  shardkit::nn::LoraLinear lm_head{nullptr};
   bool loaded_ = false;
   std::map<std::string, std::string> tokenizer_files_;
 };

@@ -108,6 +108,10 @@ struct ShardedState {
   /// index>.<field>", as accelerate's DCP save flattens an optimizer's param groups. Formats
   /// that keep param groups elsewhere (safetensors: a JSON file) ignore them.
   std::map<std::string, ObjectValue> objects;
+  /// True when the "model." entries are a PEFT adapter (a LoRA run): whole-tensor formats
+  /// then keep them in pretrained_model/adapter_model.safetensors under PEFT's names
+  /// ("base_model.model.<name>") instead of model.safetensors. Default false.
+  bool model_is_adapter = false;
 
   /// Adds `local` under `key`, cut into views along `layout` (no copies: loading into
   /// the views writes straight into `local`).

@@ -2,7 +2,9 @@
 //
 // What the `safetensors` checkpoint format writes, shared with `safetensors_dcp`:
 // `pretrained_model/model.safetensors` ("model." entries, names without the prefix) and
-// `training_state/optimizer_state.safetensors` ("optimizer." entries).
+// `training_state/optimizer_state.safetensors` ("optimizer." entries). A PEFT adapter's model
+// entries (ShardedState::model_is_adapter) go to `pretrained_model/adapter_model.safetensors`
+// under PEFT's names instead.
 #pragma once
 
 #include <string>
@@ -25,7 +27,7 @@ void save_whole_state(const ShardedState& state, const std::string& prefix, cons
 /// has another shape, or is malformed.
 void load_whole_state(ShardedState& wanted, const std::string& prefix, const std::string& dir);
 
-/// Whether `dir` holds pretrained_model/model.safetensors.
+/// Whether `dir` holds pretrained_model/model.safetensors (or a PEFT run's adapter_model.safetensors).
 bool has_whole_model(const std::string& dir);
 
 }  // namespace shardkit

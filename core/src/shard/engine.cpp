@@ -31,6 +31,24 @@ struct PreBackward : public torch::autograd::Function<PreBackward> {
   }
 };
 
+// Identity on a unit's input whose backward runs once the unit's backward has produced that
+// input's gradient, i.e. after every use of the unit's parameters (FSDP2's post-backward
+// function on inputs). A unit with frozen parameters needs it: its last trainable gradient
+// can arrive while frozen weights are still needed for the input gradient.
+struct PostBackward : public torch::autograd::Function<PostBackward> {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& input, ShardedBackend::Engine* engine,
+                               std::int64_t unit) {
+    ctx->saved_data["engine"] = reinterpret_cast<std::int64_t>(engine);
+    ctx->saved_data["unit"] = unit;
+    return input.view_as(input);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    auto* engine = reinterpret_cast<ShardedBackend::Engine*>(ctx->saved_data["engine"].toInt());
+    engine->input_grad_ready(static_cast<std::size_t>(ctx->saved_data["unit"].toInt()));
+    return {grads[0], torch::Tensor(), torch::Tensor()};
+  }
+};
+
 }  // namespace
 
 ShardedBackend::Engine::Engine(const PluginContext& ctx, ShardingOptions options)
@@ -79,6 +97,7 @@ void ShardedBackend::Engine::setup(Policy& policy) {
     int trainable = 0;
     for (const auto& p : unit->params()) trainable += p.trainable ? 1 : 0;
     trainable_.push_back(trainable);
+    has_frozen_.push_back(trainable < static_cast<int>(unit->params().size()));
     unit->shard_from_whole();
     units_.push_back(std::move(unit));
   }
@@ -102,6 +121,13 @@ void ShardedBackend::Engine::install_hooks() {
     if (precision.active() && precision.cast_forward_inputs)
       for (auto& t : inputs)
         if (t.defined() && t.is_floating_point()) t = t.to(*precision.param_dtype);
+    const auto u = unit_of(block);
+    if (has_frozen_[u] && trainable_[u] > 0 && torch::GradMode::is_enabled())
+      for (auto& t : inputs)
+        if (t.defined() && t.requires_grad()) {
+          t = PostBackward::apply(t, this, static_cast<std::int64_t>(u));
+          ++step_[u].inputs_pending;
+        }
   };
   hooks->post_forward = [this](nn::BlockBase& block, nn::TensorList& outputs) { post_forward(block, outputs); };
   block_hooks_ = hooks;
@@ -178,7 +204,15 @@ void ShardedBackend::Engine::pre_backward(std::size_t u) {
 
 void ShardedBackend::Engine::grad_ready(std::size_t u) {
   queue_backward_end();
-  if (++step_[u].grads_seen == trainable_[u]) post_backward(u);
+  // With frozen parameters the last gradient may come before the unit's backward is over: its
+  // inputs' gradients (input_grad_ready), or the end of backward for a unit whose inputs need
+  // none (the first layer over frozen embeddings), say when it is.
+  if (++step_[u].grads_seen == trainable_[u] && !has_frozen_[u]) post_backward(u);
+}
+
+void ShardedBackend::Engine::input_grad_ready(std::size_t u) {
+  queue_backward_end();
+  if (--step_[u].inputs_pending == 0) post_backward(u);
 }
 
 void ShardedBackend::Engine::post_backward(std::size_t u) {

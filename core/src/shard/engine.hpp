@@ -32,10 +32,14 @@ class ShardedBackend::Engine {
 
   /// Called from the backward function attached to a unit's outputs.
   void pre_backward(std::size_t unit);
+  /// Called from the backward function attached to a unit's inputs (units with frozen
+  /// parameters): the unit's backward is over once every such input has its gradient.
+  void input_grad_ready(std::size_t unit);
 
  private:
   struct StepState {
     int grads_seen = 0;
+    int inputs_pending = 0;  // inputs of a unit with frozen parameters still waiting for their gradient
     bool forwarded = false, pre_backward_done = false, post_backward_done = false;
   };
   void install_hooks();
@@ -62,6 +66,7 @@ class ShardedBackend::Engine {
   std::vector<std::unique_ptr<shard::Unit>> units_;
   std::map<const nn::BlockBase*, std::size_t> unit_of_block_;
   std::vector<int> trainable_;          // trainable parameters per unit
+  std::vector<bool> has_frozen_;        // units with parameters that get no gradient (LoRA's base)
   std::vector<bool> is_root_;           // units of the parameters outside wrap blocks
   std::vector<shard::NamedParam> whole_;
   std::vector<GradHookHandle> grad_hooks_;

@@ -92,6 +92,13 @@ void Unit::lay_out(ShardStyle style) {
       }
     }
   }
+  // Rows: frozen parameters' pieces are left out of reductions. Flat ranges cut across
+  // parameters, so a Flat unit reduces its whole shard.
+  for (auto& p : params_) {
+    p.reduce_offset = style == ShardStyle::Rows ? reduce_len_ : p.shard_offset;
+    if (style == ShardStyle::Rows && p.trainable) reduce_len_ += p.shard_span;
+  }
+  if (style != ShardStyle::Rows) reduce_len_ = shard_len_;
 }
 
 void Unit::shard_from_whole() {
@@ -181,11 +188,12 @@ void Unit::copy_in(const torch::Tensor& input) const {
       input.narrow(0, p.flat_offset, p.numel).copy_(flat);
       continue;
     }
+    if (!p.trainable) continue;  // no gradient to reduce (and no room for one in the segment)
     const auto per_row = row_numel(p);
     for (std::int64_t k = 0; k < S; ++k) {
       const auto n = rows_held(p, k) * per_row;
       if (n == 0) continue;
-      input.narrow(0, k * shard_len_ + p.shard_offset, n).copy_(flat.narrow(0, k * p.shard_span, n));
+      input.narrow(0, k * reduce_len_ + p.reduce_offset, n).copy_(flat.narrow(0, k * p.shard_span, n));
     }
   }
 }
@@ -195,16 +203,16 @@ void Unit::start_reduce(bool scatter) {
     throw RuntimeError("unit '" + name_ + "': a second gradient reduction started before the first finished");
   torch::NoGradGuard no_grad;
   const std::int64_t S = group_.size();
-  reduce_input_ = torch::zeros({S * shard_len_}, shard_.options().dtype(reduce_.value_or(shard_.scalar_type())));
+  reduce_input_ = torch::zeros({S * reduce_len_}, shard_.options().dtype(reduce_.value_or(shard_.scalar_type())));
   copy_in(reduce_input_);
   for (auto& p : params_) p.full.mutable_grad() = torch::Tensor();
   CollectiveScope scope(label_);
   if (scatter) {
-    reduce_output_ = torch::empty({shard_len_}, reduce_input_.options());
+    reduce_output_ = torch::empty({reduce_len_}, reduce_input_.options());
     reduce_work_ = group_.reduce_scatter(reduce_output_, reduce_input_, ReduceOp::Avg, /*async=*/true);
   } else {
     reduce_work_ = group_.all_reduce(reduce_input_, ReduceOp::Avg, /*async=*/true);
-    reduce_output_ = reduce_input_.narrow(0, group_.rank() * shard_len_, shard_len_);
+    reduce_output_ = reduce_input_.narrow(0, group_.rank() * reduce_len_, reduce_len_);
   }
 }
 
@@ -221,7 +229,7 @@ void Unit::finish_reduce(CommGroup* replicas) {
   output = output.to(shard_.scalar_type());  // the masters' gradients are in the masters' dtype
   for (auto& p : params_) {
     if (!p.trainable) continue;
-    auto piece = output.narrow(0, p.shard_offset, p.local.numel()).view(p.local.sizes());
+    auto piece = output.narrow(0, p.reduce_offset, p.local.numel()).view(p.local.sizes());
     auto& grad = p.local.mutable_grad();
     if (grad.defined())
       grad.add_(piece);

@@ -29,6 +29,7 @@ struct UnitParam {
   std::int64_t flat_offset = 0;    ///< where it starts in the unit's whole flat data
   std::int64_t shard_offset = 0;   ///< where this rank's piece starts in the local shard
   std::int64_t shard_span = 0;     ///< Rows: elements per rank's (padded) piece
+  std::int64_t reduce_offset = 0;  ///< where its piece starts in each rank's segment of a reduction
   std::int64_t rows_per_rank = 0;  ///< Rows: ceil(rows / S)
   torch::Tensor local;             ///< this rank's piece: a view of the shard
   ShardLayout layout;              ///< where `local` lies in the parameter
@@ -86,6 +87,10 @@ class Unit {
   /// Finishes (or runs) the gather and returns the whole parameters, flat, in their order.
   torch::Tensor finish_gather();
   void copy_in(const torch::Tensor& whole_grads_flat_input) const;
+  /// Elements of each rank's segment of a gradient reduction: the whole shard, or in a Rows
+  /// unit with frozen parameters only the trainable pieces (FSDP2 reduces only parameters
+  /// with gradients: a LoRA run's reductions are the adapter's size, not the base's).
+  std::int64_t reduce_len_ = 0;
 
   std::string name_, label_;
   std::vector<UnitParam> params_;

@@ -11,6 +11,7 @@
 
 #include "gather_whole.hpp"
 #include "shardkit/error.hpp"
+#include "shardkit/peft.hpp"
 #include "shardkit/safetensors.hpp"
 #include "shardkit/safetensors_torch.hpp"
 
@@ -25,8 +26,10 @@ struct Location {
   std::string name;
 };
 
-Location locate(const std::string& key) {
-  if (key.rfind("model.", 0) == 0) return {"pretrained_model/model.safetensors", key.substr(6)};
+Location locate(const std::string& key, bool adapter) {
+  if (key.rfind("model.", 0) == 0)
+    return adapter ? Location{"pretrained_model/adapter_model.safetensors", kPeftKeyPrefix + key.substr(6)}
+                   : Location{"pretrained_model/model.safetensors", key.substr(6)};
   if (key.rfind("optimizer.", 0) == 0)
   return {"training_state/optimizer_state.safetensors", key.substr(10)};
   throw FormatError("safetensors format: entry '" + key + "' is neither under model. nor optimizer.");
@@ -71,7 +74,7 @@ void save_whole_state(const ShardedState& state, const std::string& prefix, cons
   }
   std::map<std::string, std::vector<st::TensorRef>> files;
   for (const auto& [key, tensor] : tensors) {
-    const auto where = locate(key);
+    const auto where = locate(key, state.model_is_adapter);
     files[where.file].push_back(st::ref_of(where.name, tensor));
   }
   for (const auto& [file, refs] : files)
@@ -83,7 +86,7 @@ void load_whole_state(ShardedState& wanted, const std::string& prefix, const std
   c10::AutoGradMode no_grad(false);
   for (auto& [key, entry] : wanted.tensors) {
     if (key.rfind(prefix, 0) != 0) continue;
-    const auto where = locate(key);
+    const auto where = locate(key, wanted.model_is_adapter);
     auto& file = open[where.file];
     const auto path = (fs::path(dir) / where.file).string();
     if (!file) {
@@ -111,7 +114,8 @@ void load_whole_state(ShardedState& wanted, const std::string& prefix, const std
 }
 
 bool has_whole_model(const std::string& dir) {
-  return fs::is_regular_file(fs::path(dir) / "pretrained_model/model.safetensors");
+  return fs::is_regular_file(fs::path(dir) / "pretrained_model/model.safetensors") ||
+         fs::is_regular_file(fs::path(dir) / "pretrained_model/adapter_model.safetensors");
 }
 
 }  // namespace shardkit

@@ -93,4 +93,27 @@ void apply_lerobot_flags(Config& config, Provenance& provenance, std::vector<std
   }
 }
 
+void apply_peft_flags(Config& config, Provenance& provenance, std::vector<std::string>& errors) {
+  if (!config.has("peft.method_type")) return;
+  auto method = config.get_string("peft.method_type");
+  if (method.empty()) {
+    // As lerobot-train: any --peft.* field given turns PEFT on (LoRA, the only method here).
+    std::string given;
+    for (const auto& item : config.values())
+      if (item.first.rfind("peft.", 0) == 0 && given_now(provenance, item.first)) given = item.first;
+    if (given.empty()) return;
+    method = "LORA";
+    config.set("peft.method_type", Value(method));
+    provenance.set("peft.method_type", provenance.find(given)->origin, "LORA: --" + given + " turns PEFT on");
+  }
+  if (method != "LORA") {
+    errors.push_back("--peft.method_type=" + method + ": shardkit implements only LoRA; use --peft.method_type=LORA "
+                     "(or leave it out: any --peft.* option means LORA)");
+    return;
+  }
+  if (config.get_string("policy.path").empty())
+    errors.push_back("--peft.method_type=LORA without --policy.path: training from scratch using PEFT is unlikely "
+                     "to yield good results; supply --policy.path=<a pretrained model folder> to fine-tune it");
+}
+
 }  // namespace shardkit::train

@@ -24,4 +24,9 @@ void check_dataset_repo_id(RawConfig& flags, RawConfig& file, const Registry& re
 void apply_lerobot_flags(Config& config, Provenance& provenance, std::vector<std::string>& errors,
                          std::vector<std::string>& notices);
 
+/// After resolution, --peft.*: any of them given (flag or config file) with no
+/// --peft.method_type sets it to LORA, as lerobot-train turns PEFT on when a --peft field is
+/// set; a method other than LORA, or PEFT without --policy.path, goes to `errors`.
+void apply_peft_flags(Config& config, Provenance& provenance, std::vector<std::string>& errors);
+
 }  // namespace shardkit::train

@@ -280,6 +280,7 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
   train::check_across_options(resolution, provenance, deepspeed, runtime.world_size, errors);
   std::vector<std::string> notices;
   train::apply_lerobot_flags(config, provenance, errors, notices);
+  train::apply_peft_flags(config, provenance, errors);
   throw_config_errors(errors);
 
   if (config.get_bool("print_config")) {

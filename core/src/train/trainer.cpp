@@ -14,11 +14,15 @@
 #include "shardkit/files.hpp"
 #include "shardkit/ledger.hpp"
 #include "shardkit/optimizer_preset.hpp"
+#include "shardkit/peft.hpp"
+#include "shardkit/safetensors.hpp"
+#include "shardkit/safetensors_torch.hpp"
 #include "shardkit/precision.hpp"
 #include "shardkit/pretrained_config.hpp"
 #include "shardkit/pretrained_files.hpp"
 #include "shardkit/logging.hpp"
 #include "../comm/ledger.hpp"
+#include "../state/gather_whole.hpp"
 #include "checkpoint_manifest.hpp"
 #include "evaluation.hpp"
 #include "malloc_tuning.hpp"
@@ -107,6 +111,9 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   } catch (const ConfigError& e) {
     throw ConfigError("policy '" + selection_.policy + "' on dataset '" + selection_.dataset + "': " + e.what());
   }
+  // Adapters go on before the backend lays the model out: frozen parameters get no gradients,
+  // no gradient sync and no optimizer state.
+  if (peft_enabled(config_)) setup_peft();
   policy_->to(torch::Device(runtime_.device));
   backend_ = registry_.create_as<Backend>("backend", selection_.backend,
                                           context_for("backend", selection_.backend));
@@ -153,11 +160,10 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
       loggers_.push_back(registry_.create_as<MetricsLogger>("logger", name, context_for("logger", name)));
   }
 
-  if (!resume_dir.empty()) {
-    resume_from(resume_dir);
-  } else if (const auto path = config_.get_string("policy.path"); !path.empty()) {
+  // A PEFT checkpoint holds only the adapter: on resume its frozen base comes again from --policy.path.
+  if (const auto path = config_.get_string("policy.path"); !path.empty() && (resume_dir.empty() || lora_))
     load_weights(path);
-  }
+  if (!resume_dir.empty()) resume_from(resume_dir);
   for (const auto& l : loggers_) l->start(LoggerStart{output_dir_, start_step_});
 
   std::int64_t num_params = 0;
@@ -170,6 +176,38 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
             batch_size_, dp, accum_, batch_size_ * dp * accum_, mesh_->describe());
   log->info("output_dir: {}", output_dir_);
   run_lock_.started();
+}
+
+void Trainer::setup_peft() {
+  const auto* policy = dynamic_cast<const LoraTargetsPolicy*>(policy_.get());
+  lora_ = LoraOptions::from_config(config_, policy ? policy->default_lora_targets() : std::vector<std::string>{});
+  lora_summary_ = apply_lora(*policy_, *lora_);
+  std::string targets;
+  for (const auto& t : lora_->target_modules) targets += (targets.empty() ? "" : ",") + t;
+  logger()->info("LoRA: {} trainable parameters of {} ({:.4f}%): r {}, lora_alpha {:g}, dropout {:g} on {} modules "
+                 "({}){}", lora_summary_.trainable_numel, lora_summary_.total_numel,
+                 100.0 * static_cast<double>(lora_summary_.trainable_numel) /
+                     static_cast<double>(std::max<std::int64_t>(1, lora_summary_.total_numel)),
+                 lora_->r, lora_->lora_alpha, lora_->lora_dropout, lora_summary_.adapted.size(), targets,
+                 lora_->full_training_modules.empty() ? "" : "; trained whole: " + config_.get_string("peft.full_training_modules"));
+}
+
+void Trainer::collect_model_state(ShardedState& state, bool trainable_only) const {
+  backend_->model_state(state);
+  if (!lora_) return;
+  // A PEFT run's own state is its trainable part (adapters, full-training modules); its
+  // starting weights are the rest (the frozen base, which has no adapters).
+  for (auto it = state.tensors.begin(); it != state.tensors.end();) {
+    if (it->first.rfind("model.", 0) != 0) {
+      ++it;
+      continue;
+    }
+    const auto name = it->first.substr(6);
+    const bool keep = trainable_only ? lora_summary_.trainable.count(name) > 0
+                                     : lora_summary_.adapter_parameters.count(name) == 0;
+    it = keep ? std::next(it) : state.tensors.erase(it);
+  }
+  state.model_is_adapter = trainable_only;
 }
 
 void Trainer::apply_optimizer_preset(AdamWOptions& adam) {
@@ -396,7 +434,7 @@ void Trainer::load_weights(const std::string& pretrained_dir) {
 
 void Trainer::load_state(const std::string& dir, CheckpointFormat& format, bool with_optimizer) {
   ShardedState wanted;
-  backend_->model_state(wanted);
+  collect_model_state(wanted, /*trainable_only=*/with_optimizer);
   if (with_optimizer) {
     optimizer_->state(wanted);
     optimizer_->param_groups(wanted, 0.0);
@@ -448,7 +486,7 @@ std::string Trainer::pretrained_config_json() const {
 void Trainer::save_checkpoint(std::int64_t step) {
   CollectiveScope scope("checkpoint save");
   ShardedState state;
-  backend_->model_state(state);
+  collect_model_state(state, /*trainable_only=*/true);
   optimizer_->state(state);
   const auto lr = scheduler_->lr(step - 1);
   optimizer_->param_groups(state, lr);
@@ -460,12 +498,44 @@ void Trainer::save_checkpoint(std::int64_t step) {
       {"training_state/scheduler_state.json", scheduler_->state_json(step)},
       {"training_state/optimizer_param_groups.json", optimizer_->param_groups_json(lr)}};
   if (scaler_) files["training_state/scaler_state.json"] = scaler_->state_json();
+  if (lora_)
+    files["pretrained_model/adapter_config.json"] = adapter_config_json(*lora_, config_.get_string("policy.path"));
   if (const auto* extra = dynamic_cast<const PretrainedFilesWriter*>(policy_.get()))
     for (auto& [name, content] : extra->pretrained_files()) files["pretrained_model/" + name] = std::move(content);
   if (!normalizer_.stats().empty()) files.merge(processor_files(normalizer_, runtime_.device));
   const auto dir = checkpointer_->save((fs::path(output_dir_) / "checkpoints").string(),
                                        step_dir_name(step, steps_), state, files);
   if (runtime_.is_main()) logger()->info("checkpoint saved: {}", dir);
+}
+
+void Trainer::save_merged_model() {
+  CollectiveScope scope("merged model save");
+  ShardedState state;
+  backend_->model_state(state);
+  auto gathered = gather_whole_entries(state, "model.", mesh_->world());
+  if (mesh_->world().rank() != 0) return;
+  std::map<std::string, at::Tensor> tensors;
+  for (auto& [key, tensor] : gathered) tensors[key.substr(6)] = tensor;
+  merge_lora_weights(tensors, lora_->lora_alpha / static_cast<double>(lora_->r));
+  const auto dir = fs::path(output_dir_) / "merged_model";
+  const auto tmp = fs::path(output_dir_) / ".tmp-merged_model";
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  make_directories(tmp.string());
+  std::vector<safetensors::TensorRef> refs;
+  for (auto& [name, tensor] : tensors) {
+    tensor = tensor.detach().to(torch::kCPU).contiguous();
+    refs.push_back(safetensors::ref_of(name, tensor));
+  }
+  safetensors::write_file((tmp / "model.safetensors").string(), refs, {{"format", "pt"}});
+  write_text_file((tmp / "config.json").string(), pretrained_config_json());
+  if (const auto* extra = dynamic_cast<const PretrainedFilesWriter*>(policy_.get()))
+    for (const auto& [name, content] : extra->pretrained_files()) write_text_file((tmp / name).string(), content);
+  fs::remove_all(dir, ec);
+  fs::rename(tmp, dir, ec);
+  if (ec) throw FormatError("cannot move " + tmp.string() + " to " + dir.string() + ": " + ec.message());
+  logger()->info("merged weights (adapters folded in, lora_alpha / r = {:g}) written to {}",
+                 lora_->lora_alpha / static_cast<double>(lora_->r), (dir / "model.safetensors").string());
 }
 
 int Trainer::stop_requested() {
@@ -589,6 +659,7 @@ int Trainer::run() {
     }
   }
   for (const auto& l : loggers_) l->finish();
+  if (lora_ && config_.get_bool("peft.merge")) save_merged_model();
   log->info("training done: {} steps in {:.1f} s", steps_ - start_step_, seconds(Clock::now() - start));
   if (cpu_tensor_counter_installed())
     log->info("peak CPU tensor memory while training: {} ({} bytes) on rank {}", format_bytes(cpu_tensor_peak()),

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "shardkit/loader.hpp"
 #include "shardkit/mesh.hpp"
 #include "shardkit/normalization.hpp"
+#include "shardkit/peft.hpp"
 #include "shardkit/optim/adamw.hpp"
 #include "shardkit/optim/scheduler.hpp"
 #include "shardkit/runtime.hpp"
@@ -69,6 +71,13 @@ class Trainer {
   /// on rank 0 and throws FormatError on every rank naming the damaged file.
   void verify_checkpoint(const std::string& dir);
   void load_weights(const std::string& pretrained_dir);
+  /// --peft.*: LoRA adapters on the policy (before the backend lays it out); logs the counts.
+  void setup_peft();
+  /// The backend's model state; in a PEFT run only the trainable entries (`trainable_only`,
+  /// what checkpoints hold, marked as an adapter) or only the base's (the starting weights).
+  void collect_model_state(ShardedState& state, bool trainable_only) const;
+  /// --peft.merge: the full weights with the adapters folded in, <output_dir>/merged_model/.
+  void save_merged_model();
   /// Fills the model (and optimizer) state in place from checkpoint folder `dir`, saved in
   /// `format` (Checkpointer::format_of(dir)).
   void load_state(const std::string& dir, CheckpointFormat& format, bool with_optimizer);
@@ -103,6 +112,8 @@ class Trainer {
   bool fresh_after_restart_ = false;
   std::shared_ptr<Dataset> dataset_;
   std::shared_ptr<Policy> policy_;
+  std::optional<LoraOptions> lora_;  ///< set in a PEFT run
+  LoraSummary lora_summary_;
   std::shared_ptr<Backend> backend_;
   std::unique_ptr<Checkpointer> checkpointer_;
   std::unique_ptr<AdamW> optimizer_;

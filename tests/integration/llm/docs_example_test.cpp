@@ -41,9 +41,9 @@ std::string resolved(const std::vector<std::string>& args) {
   return out;
 }
 
-}  // namespace
-
-TEST_CASE("docs/llm.md: the fine-tuning example's YAML file resolves exactly as its command line") {
+/// The example under `heading` of docs/llm.md: its YAML block resolves as the flags of its bash block.
+void check_example(const std::string& heading) {
+  INFO(heading);
   TempDir dir("sk-llm-docs");
   const auto r = run_command(python() + " " + shell_quote(std::string(SHARDKIT_SOURCE_DIR) +
                                                           "/tests/integration/llm/lm_fixture.py") +
@@ -57,19 +57,29 @@ TEST_CASE("docs/llm.md: the fine-tuning example's YAML file resolves exactly as 
   };
 
   // The command line: every --flag of the bash block (after shardkit-train), paths made local.
-  std::istringstream words(local(fenced_block(doc, "## Fine-tuning a Llama", "bash")));
+  std::istringstream words(local(fenced_block(doc, heading, "bash")));
   std::vector<std::string> flags;
   bool train = false;
   for (std::string w; words >> w;) {
     if (w == "shardkit-train") train = true;
     else if (train && w.rfind("--", 0) == 0) flags.push_back(w);
   }
-  REQUIRE(flags.size() >= 10);
+  REQUIRE(flags.size() >= 8);
   flags.push_back("--print_config=true");
 
   const auto yaml = dir / "finetune.yaml";
-  std::ofstream(yaml) << local(fenced_block(doc, "## Fine-tuning a Llama", "yaml"));
+  std::ofstream(yaml) << local(fenced_block(doc, heading, "yaml"));
   const auto from_flags = resolved(flags);
   CHECK(contains(from_flags, "policy.type"));
   CHECK(from_flags == resolved({"--config_path=" + yaml, "--print_config=true"}));
+}
+
+}  // namespace
+
+TEST_CASE("docs/llm.md: the fine-tuning example's YAML file resolves exactly as its command line") {
+  check_example("## Fine-tuning a Llama");
+}
+
+TEST_CASE("docs/llm.md: AITraining's LoRA example's YAML file resolves exactly as its command line") {
+  check_example("## LoRA fine-tuning (PEFT)");
 }

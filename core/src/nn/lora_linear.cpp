@@ -1,0 +1,54 @@
+// LoraLinear: the base linear map plus an optional low-rank adapter, as PEFT's lora.Linear.
+#include "shardkit/nn/lora_linear.hpp"
+
+#include <torch/nn/functional/dropout.h>
+#include <torch/nn/functional/linear.h>
+#include <torch/nn/init.h>
+
+#include <cmath>
+
+#include "shardkit/error.hpp"
+
+namespace shardkit::nn {
+
+LoraLinearImpl::LoraLinearImpl(std::int64_t in_features, std::int64_t out_features, bool bias)
+    : torch::nn::Module("LoraLinear"), in_features_(in_features), out_features_(out_features) {
+  // torch::nn::Linear's reset(): kaiming-uniform weight (a = sqrt(5)), uniform bias in +-1/sqrt(in).
+  weight = register_parameter("weight", torch::empty({out_features, in_features}));
+  torch::NoGradGuard no_grad;
+  torch::nn::init::kaiming_uniform_(weight, std::sqrt(5.0));
+  if (bias) {
+    const double bound = in_features > 0 ? 1.0 / std::sqrt(static_cast<double>(in_features)) : 0.0;
+    this->bias = register_parameter("bias", torch::empty({out_features}).uniform_(-bound, bound));
+  }
+}
+
+void LoraLinearImpl::enable_lora(std::int64_t r, double alpha, double dropout) {
+  if (lora_enabled()) throw RuntimeError("LoRA is already enabled on this LoraLinear");
+  if (r < 1) throw ConfigError("LoRA rank r must be at least 1, got " + std::to_string(r));
+  const auto options = weight.options();
+  // PEFT's init_lora_weights=True: A as a fresh Linear (kaiming-uniform, a = sqrt(5)), B zeros.
+  lora_A = register_module("lora_A", torch::nn::Linear(torch::nn::LinearOptions(in_features_, r).bias(false)));
+  lora_B = register_module("lora_B", torch::nn::Linear(torch::nn::LinearOptions(r, out_features_).bias(false)));
+  lora_A->to(options.device(), options.dtype().toScalarType());
+  lora_B->to(options.device(), options.dtype().toScalarType());
+  {
+    torch::NoGradGuard no_grad;
+    lora_B->weight.zero_();
+  }
+  weight.set_requires_grad(false);
+  if (bias.defined()) bias.set_requires_grad(false);
+  scaling_ = alpha / static_cast<double>(r);
+  dropout_ = dropout;
+}
+
+torch::Tensor LoraLinearImpl::forward(const torch::Tensor& x) {
+  auto out = torch::nn::functional::linear(x, weight, bias);
+  if (!lora_enabled()) return out;
+  auto h = x;
+  if (dropout_ > 0 && is_training())
+    h = torch::nn::functional::dropout(h, torch::nn::functional::DropoutFuncOptions().p(dropout_).training(true));
+  return out + lora_B(lora_A(h)) * scaling_;
+}
+
+}  // namespace shardkit::nn
