@@ -144,6 +144,18 @@ TEST_CASE("LoRA single process: PEFT loads the adapter with shardkit's logits; t
     }
   }
   CHECK(adapted == 6);
+
+  // The adapter checkpoint is no full model: starting a run from it says what to start from.
+  std::string cmd = shell_quote(bin("shardkit-train"));
+  for (const auto& a : {"--output_dir=" + dir / "from-adapter", "--policy.path=" + saved,
+                        "--plugin_path=" + std::string(SHARDKIT_FIXTURE_DIR) + "/datasets",
+                        std::string("--dataset.type=tokens_fixture"), std::string("--dataset.vocab_size=128"),
+                        std::string("--steps=1"), std::string("--num_threads=1")})
+    cmd += " " + shell_quote(a);
+  const auto from_adapter = run_command(cmd);
+  INFO(from_adapter.output);
+  CHECK(from_adapter.exit_code != 0);
+  CHECK(contains(from_adapter.output, "is a LoRA run's checkpoint: it holds a PEFT adapter"));
 }
 
 TEST_CASE("LoRA under ddp and fsdp at 2 ranks: an adapter-only checkpoint resumes to the same adapter, bitwise") {
