@@ -230,6 +230,24 @@ TEST_CASE("LoRA under ddp and fsdp at 2 ranks: an adapter-only checkpoint resume
   CHECK(worst < 1e-5);
 }
 
+TEST_CASE("LoRA with dropout on all-linear resumes exactly in one process (the dropout draws continue)") {
+  TempDir dir("sk-lora-dropout");
+  peer("make " + shell_quote(dir / "base:0:0"));
+  const auto run = dir / "run";
+  const auto r = launch(1, lora_run(run, dir / "base", 8,
+                                    {"--save_freq=4", "--peft.lora_dropout=0.3", "--peft.target_modules=all-linear"}));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  roll_back_copy(run, run + "-resumed", "000004");
+  const auto resumed = launch(1, {"--resume=true", "--output_dir=" + run + "-resumed"});
+  INFO(resumed.output);
+  REQUIRE(resumed.exit_code == 0);
+  const auto a = read_tensors(run + "/checkpoints/000008/pretrained_model/adapter_model.safetensors");
+  CHECK(a.size() == 2 * 7 * 2);  // every projection of both layers, lm_head left out
+  CHECK(a.count("base_model.model.lm_head.lora_A.weight") == 0);
+  CHECK(same_tensors(a, read_tensors(run + "-resumed/checkpoints/000008/pretrained_model/adapter_model.safetensors")));
+}
+
 TEST_CASE("LoRA under zero stage 3 (--distributed_backend=deepspeed) at 2 ranks follows ddp's loss curve") {
   TempDir dir("sk-lora-zero3");
   peer("make " + shell_quote(dir / "base:0:0"));
