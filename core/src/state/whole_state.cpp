@@ -90,8 +90,13 @@ void load_whole_state(ShardedState& wanted, const std::string& prefix, const std
     auto& file = open[where.file];
     const auto path = (fs::path(dir) / where.file).string();
     if (!file) {
-      if (!fs::exists(path))
+      if (!fs::exists(path)) {
+        if (!wanted.model_is_adapter && fs::exists(fs::path(dir) / "pretrained_model/adapter_model.safetensors"))
+          throw FormatError(dir + " is a LoRA run's checkpoint: it holds a PEFT adapter (adapter_model.safetensors), "
+                            "not full weights; start from its base model with the same --peft.* options, or from "
+                            "the merged weights of --peft.merge=true (<output_dir>/merged_model)");
         throw FormatError(path + " is missing; the checkpoint is incomplete");
+      }
       file = std::make_unique<st::File>(st::File::open(path));
     }
     if (!file->contains(where.name))

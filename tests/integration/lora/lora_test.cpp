@@ -144,6 +144,18 @@ TEST_CASE("LoRA single process: PEFT loads the adapter with shardkit's logits; t
     }
   }
   CHECK(adapted == 6);
+
+  // The adapter checkpoint is no full model: starting a run from it says what to start from.
+  std::string cmd = shell_quote(bin("shardkit-train"));
+  for (const auto& a : {"--output_dir=" + dir / "from-adapter", "--policy.path=" + saved,
+                        "--plugin_path=" + std::string(SHARDKIT_FIXTURE_DIR) + "/datasets",
+                        std::string("--dataset.type=tokens_fixture"), std::string("--dataset.vocab_size=128"),
+                        std::string("--steps=1"), std::string("--num_threads=1")})
+    cmd += " " + shell_quote(a);
+  const auto from_adapter = run_command(cmd);
+  INFO(from_adapter.output);
+  CHECK(from_adapter.exit_code != 0);
+  CHECK(contains(from_adapter.output, "is a LoRA run's checkpoint: it holds a PEFT adapter"));
 }
 
 TEST_CASE("LoRA under ddp and fsdp at 2 ranks: an adapter-only checkpoint resumes to the same adapter, bitwise") {
@@ -216,6 +228,24 @@ TEST_CASE("LoRA under ddp and fsdp at 2 ranks: an adapter-only checkpoint resume
     worst = std::max(worst, std::abs(curves["fsdp"][i] - curves["ddp"][i]) / std::abs(curves["ddp"][i]));
   WARN("fsdp - ddp: largest relative loss difference over 8 steps " << worst);
   CHECK(worst < 1e-5);
+}
+
+TEST_CASE("LoRA with dropout on all-linear resumes exactly in one process (the dropout draws continue)") {
+  TempDir dir("sk-lora-dropout");
+  peer("make " + shell_quote(dir / "base:0:0"));
+  const auto run = dir / "run";
+  const auto r = launch(1, lora_run(run, dir / "base", 8,
+                                    {"--save_freq=4", "--peft.lora_dropout=0.3", "--peft.target_modules=all-linear"}));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  roll_back_copy(run, run + "-resumed", "000004");
+  const auto resumed = launch(1, {"--resume=true", "--output_dir=" + run + "-resumed"});
+  INFO(resumed.output);
+  REQUIRE(resumed.exit_code == 0);
+  const auto a = read_tensors(run + "/checkpoints/000008/pretrained_model/adapter_model.safetensors");
+  CHECK(a.size() == 2 * 7 * 2);  // every projection of both layers, lm_head left out
+  CHECK(a.count("base_model.model.lm_head.lora_A.weight") == 0);
+  CHECK(same_tensors(a, read_tensors(run + "-resumed/checkpoints/000008/pretrained_model/adapter_model.safetensors")));
 }
 
 TEST_CASE("LoRA under zero stage 3 (--distributed_backend=deepspeed) at 2 ranks follows ddp's loss curve") {
