@@ -38,7 +38,8 @@ std::int64_t linear2_inputs(const LayerOptions& o) {
 
 }  // namespace
 
-ACTEncoderLayerImpl::ACTEncoderLayerImpl(const LayerOptions& o) : nn::ListBlock("ACTEncoderLayer"), o_(o) {
+ACTEncoderLayerImpl::ACTEncoderLayerImpl(const LayerOptions& o, bool first_position_only)
+    : nn::ListBlock("ACTEncoderLayer"), o_(o), first_position_only_(first_position_only) {
   self_attn = register_module("self_attn", attention(o));
   linear1 = register_module("linear1", torch::nn::Linear(o.dim_model, o.dim_feedforward));
   dropout = register_module("dropout", nn::Dropout(o.dropout));
@@ -53,10 +54,11 @@ nn::TensorList ACTEncoderLayerImpl::forward_impl(const nn::TensorList& inputs) {
   auto x = inputs.at(0);
   const auto& pos = inputs.at(1);
   const auto& mask = inputs.at(2);
-  auto skip = x;
+  auto skip = first_position_only_ ? x.narrow(0, 0, 1) : x;
   if (o_.pre_norm) x = norm1(x);
   const auto qk = with(x, pos);
-  x = self_attn(qk, qk, x, mask);
+  // Every position is a key and a value; the query is the first position alone when only it is read.
+  x = self_attn(first_position_only_ ? qk.narrow(0, 0, 1) : qk, qk, x, mask);
   std::tie(x, skip) = next_sublayer(skip + dropout1(x), norm1, norm2, o_.pre_norm);
   x = linear2(dropout(activate(o_.activation, linear1(x))));
   x = skip + dropout2(x);
@@ -96,9 +98,9 @@ nn::TensorList ACTDecoderLayerImpl::forward_impl(const nn::TensorList& inputs) {
   return {x};
 }
 
-ACTEncoderImpl::ACTEncoderImpl(const LayerOptions& o, std::int64_t layers) {
+ACTEncoderImpl::ACTEncoderImpl(const LayerOptions& o, std::int64_t layers, bool first_position_only) {
   layers_ = register_module("layers", torch::nn::ModuleList());
-  for (std::int64_t i = 0; i < layers; ++i) layers_->push_back(ACTEncoderLayer(o));
+  for (std::int64_t i = 0; i < layers; ++i) layers_->push_back(ACTEncoderLayer(o, first_position_only && i == layers - 1));
   if (o.pre_norm) norm = register_module("norm", layer_norm(o.dim_model));
 }
 

@@ -20,16 +20,19 @@ struct LayerOptions {
 };
 
 /// Self-attention and feed-forward, post-norm unless pre_norm. Inputs {x (S, B, D), pos_embed
-/// (S, 1|B, D), key_padding_mask (B, S) bool (true = ignore), or undefined}; output {x}.
+/// (S, 1|B, D), key_padding_mask (B, S) bool (true = ignore), or undefined}; output {x}, or
+/// with `first_position_only` {x (1, B, D)}: only the first position queries (over all keys), so
+/// the attention output projection, norms and feed-forward run on one position instead of S.
 class ACTEncoderLayerImpl : public nn::ListBlock {
  public:
-  explicit ACTEncoderLayerImpl(const LayerOptions& o);
+  explicit ACTEncoderLayerImpl(const LayerOptions& o, bool first_position_only = false);
 
  protected:
   nn::TensorList forward_impl(const nn::TensorList& inputs) override;
 
  private:
   LayerOptions o_;
+  bool first_position_only_;
   nn::MultiheadAttention self_attn{nullptr};
   torch::nn::Linear linear1{nullptr}, linear2{nullptr};
   torch::nn::LayerNorm norm1{nullptr}, norm2{nullptr};
@@ -56,10 +59,12 @@ class ACTDecoderLayerImpl : public nn::ListBlock {
 };
 TORCH_MODULE(ACTDecoderLayer);
 
-/// `layers` encoder layers, then a LayerNorm when pre_norm (LeRobot's ACTEncoder).
+/// `layers` encoder layers, then a LayerNorm when pre_norm (LeRobot's ACTEncoder). With
+/// `first_position_only` the output is the first position alone (1, B, D), all a caller that
+/// reads only it needs (ACT's VAE encoder reads its cls token): the last layer computes it alone.
 class ACTEncoderImpl : public torch::nn::Module {
  public:
-  ACTEncoderImpl(const LayerOptions& o, std::int64_t layers);
+  ACTEncoderImpl(const LayerOptions& o, std::int64_t layers, bool first_position_only = false);
   torch::Tensor forward(torch::Tensor x, const torch::Tensor& pos_embed, const torch::Tensor& key_padding_mask = {});
 
  private:

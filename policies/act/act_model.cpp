@@ -10,7 +10,7 @@ namespace shardkit::act {
 ACTImpl::ACTImpl(const ActConfig& config) : config_(config) {
   const auto D = config.layer.dim_model;
   if (config.use_vae) {
-    vae_encoder = register_module("vae_encoder", ACTEncoder(config.layer, config.n_vae_encoder_layers));
+    vae_encoder = register_module("vae_encoder", ACTEncoder(config.layer, config.n_vae_encoder_layers, /*first_position_only=*/true));
     vae_encoder_cls_embed = register_module("vae_encoder_cls_embed", torch::nn::Embedding(1, D));
     if (config.state_dim > 0)
       vae_encoder_robot_state_input_proj =
@@ -71,7 +71,10 @@ ActOutput ACTImpl::forward(const std::map<std::string, torch::Tensor>& batch) {
     const auto pos = vae_encoder_pos_enc.clone().detach();
     const auto cls_joint_is_pad = torch::zeros({B, config_.state_dim > 0 ? 2 : 1}, options.dtype(torch::kBool));
     const auto key_padding_mask = torch::cat({cls_joint_is_pad, at("action_is_pad").to(torch::kBool)}, 1);
-    const auto cls_out = vae_encoder(vae_in.permute({1, 0, 2}), pos.permute({1, 0, 2}), key_padding_mask)[0];
+    // Sequence-first and contiguous (LeRobot passes the permuted view): every linear layer of the
+    // VAE encoder then runs as one addmm instead of a copy, a matmul and a bias add.
+    const auto cls_out =
+        vae_encoder(vae_in.permute({1, 0, 2}).contiguous(), pos.permute({1, 0, 2}), key_padding_mask)[0];
     const auto params = vae_encoder_latent_output_proj(cls_out);
     out.mu = params.narrow(1, 0, config_.latent_dim);
     out.log_sigma_x2 = params.narrow(1, config_.latent_dim, config_.latent_dim);
