@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs the main job: LeRobot's ACT (a reduced size, about 4 minutes on 2
+# Sets up, builds and runs the main job: LeRobot's ACT (a reduced size, about 5 minutes on 2
 # cores) trained on the LeRobot dataset shipped in tests/data (written by LeRobot 0.6.1: one AV1
 # camera, 6-d state and actions), 2 processes of data parallelism (DDP over Gloo) through
 # shardkit-run, writing checkpoints under outputs/ that LeRobot's ACTPolicy.from_pretrained() and
