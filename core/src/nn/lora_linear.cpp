@@ -1,13 +1,13 @@
 // LoraLinear: the base linear map plus an optional low-rank adapter, as PEFT's lora.Linear.
 #include "shardkit/nn/lora_linear.hpp"
 
-#include <torch/nn/functional/dropout.h>
 #include <torch/nn/functional/linear.h>
 #include <torch/nn/init.h>
 
 #include <cmath>
 
 #include "shardkit/error.hpp"
+#include "shardkit/nn/dropout.hpp"
 
 namespace shardkit::nn {
 
@@ -45,10 +45,7 @@ void LoraLinearImpl::enable_lora(std::int64_t r, double alpha, double dropout) {
 torch::Tensor LoraLinearImpl::forward(const torch::Tensor& x) {
   auto out = torch::nn::functional::linear(x, weight, bias);
   if (!lora_enabled()) return out;
-  auto h = x;
-  if (dropout_ > 0 && is_training())
-    h = torch::nn::functional::dropout(h, torch::nn::functional::DropoutFuncOptions().p(dropout_).training(true));
-  return out + lora_B(lora_A(h)) * scaling_;
+  return out + lora_B(lora_A(shardkit::nn::dropout(x, dropout_, is_training()))) * scaling_;
 }
 
 }  // namespace shardkit::nn

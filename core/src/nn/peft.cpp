@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "shardkit/comma_list.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/json_text.hpp"
 #include "shardkit/nn/lora_linear.hpp"
@@ -15,21 +16,6 @@ namespace shardkit {
 LoraTargetsPolicy::~LoraTargetsPolicy() = default;
 
 namespace {
-
-std::vector<std::string> comma_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    auto end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    auto item = text.substr(start, end - start);
-    item.erase(0, item.find_first_not_of(" \t"));
-    item.erase(item.find_last_not_of(" \t") + 1);
-    if (!item.empty()) out.push_back(item);
-    start = end + 1;
-  }
-  return out;
-}
 
 // PEFT's rule: a target matches a module whose name equals it or ends with "." + target.
 bool matches(const std::string& name, const std::string& target) {
@@ -116,12 +102,9 @@ LoraSummary apply_lora(torch::nn::Module& root, const LoraOptions& options) {
     }
   }
   for (const auto& target : options.full_training_modules)
-    if (!std::any_of(all_modules.begin(), all_modules.end(), [&](const auto& n) { return matches(n, target); })) {
-      std::vector<std::string> top;
-      for (const auto& n : all_modules) top.push_back(n);
+    if (!std::any_of(all_modules.begin(), all_modules.end(), [&](const auto& n) { return matches(n, target); }))
       throw ConfigError("--peft.full_training_modules: '" + target + "' matches no module of the policy; its modules "
-                        "are named " + module_kinds(top));
-    }
+                        "are named " + module_kinds(all_modules));
 
   // Freeze everything, then open the adapters and the full-training modules.
   for (auto& p : root.parameters()) p.set_requires_grad(false);

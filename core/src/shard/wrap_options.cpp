@@ -1,6 +1,7 @@
 // The wrap options shared by sharded backends, read from a backend's configuration.
 #include <boost/json.hpp>
 
+#include "shardkit/comma_list.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/sharding.hpp"
 
@@ -29,15 +30,7 @@ std::vector<std::string> parse_class_list(const std::string& text, const std::st
     }
     return classes;
   }
-  std::size_t start = 0;
-  while (start <= t.size()) {
-    const auto comma = t.find(',', start);
-    const auto item = trim(t.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (!item.empty()) classes.push_back(item);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return classes;
+  return comma_list(t);
 }
 
 }  // namespace

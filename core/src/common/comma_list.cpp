@@ -1,0 +1,20 @@
+// Comma-separated option values (see shardkit/comma_list.hpp).
+#include "shardkit/comma_list.hpp"
+
+namespace shardkit {
+
+std::vector<std::string> comma_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    auto end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const auto item = text.substr(start, end - start);
+    const auto first = item.find_first_not_of(" \t");
+    if (first != std::string::npos) items.push_back(item.substr(first, item.find_last_not_of(" \t") - first + 1));
+    start = end + 1;
+  }
+  return items;
+}
+
+}  // namespace shardkit
