@@ -31,9 +31,16 @@ FrozenBatchNorm2dImpl::FrozenBatchNorm2dImpl(std::int64_t channels) {
 }
 
 torch::Tensor FrozenBatchNorm2dImpl::forward(const torch::Tensor& x) {
+  // The statistics are folded in the buffers' own dtype (fp32, also under mixed precision, where
+  // sharded backends turn only parameters bf16/fp16) and the affine map runs in the input's
+  // dtype, as detectron2's FrozenBatchNorm2d does. Otherwise fp32 buffers promote bf16
+  // activations to fp32, which the next convolution's bf16 weight rejects, and (through the
+  // camera position embedding, made in the features' dtype) so would the bf16 LayerNorms, whose
+  // CPU kernel autocast does not cover. In fp32 the casts are no-ops.
   const auto scale = weight * (running_var + 1e-5).rsqrt();
   const auto shift = bias - running_mean * scale;
-  return x * scale.reshape({1, -1, 1, 1}) + shift.reshape({1, -1, 1, 1});
+  const auto dtype = x.scalar_type();
+  return x * scale.to(dtype).reshape({1, -1, 1, 1}) + shift.to(dtype).reshape({1, -1, 1, 1});
 }
 
 BasicBlockImpl::BasicBlockImpl(std::int64_t in, std::int64_t out, std::int64_t stride) {

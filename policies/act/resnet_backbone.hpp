@@ -11,7 +11,7 @@
 namespace shardkit::act {
 
 /// BatchNorm2d whose statistics and affine parameters are fixed buffers (torchvision's
-/// FrozenBatchNorm2d): y = x * w / sqrt(rv + eps) + (b - rm * w / sqrt(rv + eps)).
+/// FrozenBatchNorm2d): y = x * w / sqrt(rv + eps) + (b - rm * w / sqrt(rv + eps)), in x's dtype.
 class FrozenBatchNorm2dImpl : public torch::nn::Module {
  public:
   explicit FrozenBatchNorm2dImpl(std::int64_t channels);

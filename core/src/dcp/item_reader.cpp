@@ -2,6 +2,8 @@
 // storages pointing into the mapping (no copy of a whole item, only the pages used are read).
 #include "item_reader.hpp"
 
+#include "shardkit/error_text.hpp"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -30,8 +32,6 @@ struct ItemReader::Mapping {
 };
 
 namespace {
-
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 // One item's bytes as the zip reader's input.
 class ItemAdapter : public caffe2::serialize::ReadAdapterInterface {

@@ -5,6 +5,7 @@
 
 #include "shardkit/broadcast.hpp"
 #include "shardkit/error.hpp"
+#include "shardkit/error_text.hpp"
 #include "shardkit/ledger.hpp"
 #include "shardkit/optim/grad_clip.hpp"
 #include "shardkit/runtime.hpp"
@@ -89,8 +90,14 @@ void ShardedBackend::Engine::setup(Policy& policy) {
   whole_ = std::move(selection.whole);
   for (auto& spec : selection.units) {
     const auto& precision = options_.precision;
-    auto unit = std::make_unique<shard::Unit>(spec.name, std::move(spec.params), options_.style, *shard_,
-                                              !options_.shard_parameters, precision.param_dtype, precision.reduce_dtype);
+    std::unique_ptr<shard::Unit> unit;
+    try {
+      unit = std::make_unique<shard::Unit>(spec.name, std::move(spec.params), options_.style, *shard_,
+                                           !options_.shard_parameters, precision.param_dtype, precision.reduce_dtype);
+      unit->shard_from_whole();
+    } catch (const std::exception& e) {  // one line naming the rank, never LibTorch's stack trace
+      throw RuntimeError(options_.backend + " on rank " + std::to_string(world_->rank()) + ": " + one_line_message(e));
+    }
     unit->set_ledger_label(options_.backend + (options_.shard_parameters ? ", unit " : ", bucket ") + spec.name);
     if (spec.block != nullptr) unit_of_block_[spec.block] = units_.size();
     is_root_.push_back(spec.block == nullptr && options_.shard_parameters);
@@ -98,7 +105,6 @@ void ShardedBackend::Engine::setup(Policy& policy) {
     for (const auto& p : unit->params()) trainable += p.trainable ? 1 : 0;
     trainable_.push_back(trainable);
     has_frozen_.push_back(trainable < static_cast<int>(unit->params().size()));
-    unit->shard_from_whole();
     units_.push_back(std::move(unit));
   }
   step_.assign(units_.size(), StepState{});
@@ -160,7 +166,18 @@ PolicyOutput ShardedBackend::Engine::forward(Policy& policy, const Batch& batch)
   if (precision.cast_forward_inputs)
     for (auto& [key, tensor] : cast)
       if (tensor.is_floating_point()) tensor = tensor.to(*precision.param_dtype);
-  auto output = policy.forward(cast);
+  PolicyOutput output;
+  {
+    // Casting units' parameters and inputs covers only what the engine holds. Buffers (frozen
+    // batch-norm statistics, position tables), modules kept whole by ignored_modules and fp32
+    // tensors a policy creates stay fp32 and meet param_dtype weights between unit boundaries
+    // (and zero 1/2 has no unit boundaries at all), which LibTorch's kernels refuse. Autocast
+    // casts them per operation, as ddp's forward does and as accelerate runs FSDP under
+    // mixed precision; for the units' param_dtype weights its casts are no-ops.
+    const auto params = policy.parameters();
+    AutocastGuard autocast(precision, params.empty() ? torch::Device(torch::kCPU) : params.front().device());
+    output = policy.forward(cast);
+  }
   if (precision.output_dtype) output.loss = output.loss.to(*precision.output_dtype);
   return output;
 }

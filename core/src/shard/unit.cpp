@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "param_storage.hpp"
+#include "shardkit/error_text.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/ledger.hpp"
 
@@ -18,10 +19,17 @@ std::int64_t row_numel(const UnitParam& p) {
   for (std::size_t d = 1; d < p.shape.size(); ++d) n *= p.shape[d];
   return n;
 }
-// Rows that rank `k` holds of a parameter cut in pieces of `per_rank` rows.
-std::int64_t rows_held(const UnitParam& p, std::int64_t k) {
-  return std::clamp<std::int64_t>(rows_of(p) - k * p.rows_per_rank, 0, p.rows_per_rank);
+}  // namespace
+
+RowPiece row_piece(std::int64_t rows, std::int64_t S, std::int64_t k) {
+  const auto per_rank = (rows + S - 1) / S;
+  const auto first = std::min(k * per_rank, rows);
+  return {first, std::min(per_rank, rows - first)};
 }
+
+namespace {
+
+std::int64_t rows_held(const UnitParam& p, std::int64_t S, std::int64_t k) { return row_piece(rows_of(p), S, k).count; }
 
 }  // namespace
 
@@ -69,7 +77,8 @@ void Unit::lay_out(ShardStyle style) {
   shard_ = torch::zeros({shard_len_}, first.options().requires_grad(false));
   for (auto& p : params_) {
     if (style == ShardStyle::Rows) {
-      const auto rows = rows_held(p, r);
+      const auto piece = row_piece(rows_of(p), S, r);
+      const auto rows = piece.count;
       auto local_shape = p.shape;
       if (local_shape.empty()) {
         if (rows == 0) local_shape = {0};
@@ -77,7 +86,7 @@ void Unit::lay_out(ShardStyle style) {
         local_shape[0] = rows;
       }
       p.local = shard_.narrow(0, p.shard_offset, rows * row_numel(p)).view(local_shape);
-      p.layout = ShardLayout::rows(p.shape, r * p.rows_per_rank, rows);
+      p.layout = ShardLayout::rows(p.shape, piece.first, rows);
     } else {
       const auto begin = std::max(p.flat_offset, r * shard_len_);
       const auto end = std::min(p.flat_offset + p.numel, (r + 1) * shard_len_);
@@ -105,11 +114,20 @@ void Unit::shard_from_whole() {
   torch::NoGradGuard no_grad;
   const std::int64_t r = group_.rank();
   for (auto& p : params_) {
-    const auto flat = p.full.detach().reshape({-1});
-    if (style_ == ShardStyle::Rows)
-      p.local.view({-1}).copy_(flat.narrow(0, r * p.shard_span, p.local.numel()));
-    else if (p.local.numel() > 0)
-      p.local.copy_(flat.narrow(0, r * shard_len_ + p.shard_offset - p.flat_offset, p.local.numel()));
+    // A rank whose piece starts past the parameter's end holds nothing of it (torch.chunk:
+    // the last ranks may get empty pieces), and narrowing there would be out of range.
+    if (p.local.numel() == 0) continue;
+    try {
+      const auto flat = p.full.detach().reshape({-1});
+      if (style_ == ShardStyle::Rows)
+        p.local.view({-1}).copy_(flat.narrow(0, r * p.shard_span, p.local.numel()));
+      else
+        p.local.copy_(flat.narrow(0, r * shard_len_ + p.shard_offset - p.flat_offset, p.local.numel()));
+    } catch (const c10::Error& e) {
+      throw RuntimeError("sharding parameter '" + p.names.front() + "' " + c10::str(p.full.sizes()) + " of unit '" +
+                         name_ + "' over " + std::to_string(group_.size()) + " shards failed: " +
+                         first_line(e.what_without_backtrace()));
+    }
   }
   // Mixed precision: the module computes with parameters of the compute dtype (same tensors).
   if (compute_ && *compute_ != shard_.scalar_type())
@@ -135,7 +153,7 @@ void Unit::copy_out(const torch::Tensor& gathered, const torch::Tensor& whole) c
   for (const auto& p : params_) {
     const auto per_row = row_numel(p);
     for (std::int64_t k = 0; k < S; ++k) {
-      const auto n = rows_held(p, k) * per_row;
+      const auto n = rows_held(p, S, k) * per_row;
       if (n == 0) continue;
       whole.narrow(0, p.flat_offset + k * p.shard_span, n)
           .copy_(gathered.narrow(0, k * shard_len_ + p.shard_offset, n));
@@ -191,7 +209,7 @@ void Unit::copy_in(const torch::Tensor& input) const {
     if (!p.trainable) continue;  // no gradient to reduce (and no room for one in the segment)
     const auto per_row = row_numel(p);
     for (std::int64_t k = 0; k < S; ++k) {
-      const auto n = rows_held(p, k) * per_row;
+      const auto n = rows_held(p, S, k) * per_row;
       if (n == 0) continue;
       input.narrow(0, k * reduce_len_ + p.reduce_offset, n).copy_(flat.narrow(0, k * p.shard_span, n));
     }

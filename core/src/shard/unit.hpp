@@ -20,6 +20,15 @@
 
 namespace shardkit::shard {
 
+/// The rows of a parameter's dim 0 that rank `k` of `S` holds in the Rows layout: pieces of
+/// ceil(rows / S) rows in rank order, as torch.chunk cuts them (FSDP2's layout), so the last
+/// ranks may hold nothing. An empty piece starts at `rows`, where DCP puts an empty chunk.
+struct RowPiece {
+  std::int64_t first = 0;
+  std::int64_t count = 0;
+};
+RowPiece row_piece(std::int64_t rows, std::int64_t S, std::int64_t k);
+
 /// One parameter of a unit.
 struct UnitParam {
   std::vector<std::string> names;  ///< its fully qualified name(s): tied names share it

@@ -12,6 +12,7 @@
 
 #include "shardkit/config_resolution.hpp"
 #include "shardkit/error.hpp"
+#include "shardkit/error_text.hpp"
 #include "shardkit/json_text.hpp"
 #include "shardkit/logging.hpp"
 #include "deepspeed_config.hpp"
@@ -352,7 +353,11 @@ int train_main(int argc, char** argv) {
     // (--plugins), a checkpoint to resume from (--config_path, --output_dir).
     return fail(configured ? 1 : 2, e.what(), multi);
   } catch (const std::exception& e) {
-    return fail(1, e.what(), multi);
+    // An error nothing above expected (LibTorch's own carry a stack trace): one line, with
+    // the whole text on request.
+    const bool full = std::getenv("SHARDKIT_FULL_ERRORS") != nullptr;
+    return fail(1, full ? std::string(e.what()) : one_line_message(e) + " (SHARDKIT_FULL_ERRORS=1 prints the full error)",
+                multi);
   }
 }
 

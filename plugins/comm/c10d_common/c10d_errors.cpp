@@ -1,19 +1,11 @@
 // One-line messages from c10d exceptions.
 #include "c10d_errors.hpp"
 
-#include <c10/util/Exception.h>
+#include "shardkit/error_text.hpp"
 
 namespace shardkit::c10d_common {
 
-std::string message_of(const std::exception& error) {
-  if (const auto* c10_error = dynamic_cast<const c10::Error*>(&error)) {
-    std::string text = c10_error->what_without_backtrace();
-    // c10 appends "Exception raised from ..." on a new line: keep the first line.
-    const auto newline = text.find('\n');
-    return newline == std::string::npos ? text : text.substr(0, newline);
-  }
-  return error.what();
-}
+std::string message_of(const std::exception& error) { return one_line_message(error); }
 
 std::string current_message() {
   try {
