@@ -14,9 +14,8 @@
 namespace shardkit::convert {
 namespace st = shardkit::safetensors;
 
-Converted convert_folder(const std::string& dcp_dir, const std::string& output,
-                         const std::function<void(std::size_t, std::size_t)>& progress,
-                         const std::string& name_prefix) {
+Converted convert_folder(const std::string& dcp_dir, const std::string& output, const Progress& progress,
+                         const std::string& name_prefix, const std::string& strip_prefix) {
   dcp::FolderReader reader(dcp_dir);
   const auto& entries = reader.metadata().state_dict_metadata;
   Converted done;
@@ -27,12 +26,12 @@ Converted convert_folder(const std::string& dcp_dir, const std::string& output,
   }
   if (tensors.empty()) throw FormatError(dcp_dir + " holds no tensors to convert");
   const bool strip = std::all_of(tensors.begin(), tensors.end(),
-                                 [](const auto& t) { return t.first.rfind("model.", 0) == 0; });
+                                 [&](const auto& t) { return t.first.rfind(strip_prefix, 0) == 0; });
 
   std::vector<st::TensorRef> refs;
   std::map<std::string, std::string> key_of;  // safetensors name -> DCP key
   for (const auto& [key, meta] : tensors) {
-    const auto name = name_prefix + (strip ? key.substr(6) : key);
+    const auto name = name_prefix + (strip ? key.substr(strip_prefix.size()) : key);
     const auto dtype = st::dtype_of(dcp::scalar_type_of(meta->properties.dtype));
     std::uint64_t nbytes = st::dtype_size(dtype);
     for (const auto d : meta->size) nbytes *= static_cast<std::uint64_t>(d);
@@ -60,6 +59,12 @@ Converted convert_folder(const std::string& dcp_dir, const std::string& output,
       throw FormatError(output + ": tensor '" + ref.name + "' did not come out as written");
   done.tensors = refs.size();
   return done;
+}
+
+std::string summary(const std::string& output, const Converted& done) {
+  return "wrote " + output + ": " + std::to_string(done.tensors) + " tensors, " + std::to_string(done.bytes) +
+         " bytes" +
+         (done.byte_items ? " (" + std::to_string(done.byte_items) + " non-tensor entries left out)" : std::string());
 }
 
 }  // namespace shardkit::convert

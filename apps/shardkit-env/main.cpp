@@ -1,6 +1,8 @@
 // shardkit-env: reports versions, build flags, devices, transports, environment and plugins, as text or JSON.
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -8,6 +10,8 @@
 #include <ATen/Version.h>
 #include <boost/json.hpp>
 
+#include "shardkit/config.hpp"
+#include "shardkit/config_resolution.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/loader.hpp"
 #include "shardkit/logging.hpp"
@@ -20,7 +24,17 @@ namespace json = boost::json;
 constexpr const char* kUsage =
     "usage: shardkit-env [--plugins=a.so,b.so] [--plugin_path=DIR[:DIR]] [--json] [--help]\n"
     "Prints the shardkit and LibTorch versions, build flags, devices, transports (NCCL, Gloo),\n"
-    "the environment variables a launcher sets, and every plugin found or refused.\n";
+    "the environment variables a launcher sets, and every plugin found or refused. Options are\n"
+    "written as for shardkit-train (--plugin-path is --plugin_path).\n";
+
+const shardkit::OptionSpec kOptions[] = {
+    {"plugins", shardkit::OptionType::String, "", "plugin files to load, comma-separated, as shardkit-train's",
+     nullptr, nullptr, nullptr},
+    {"plugin_path", shardkit::OptionType::String, "", "folders to search for plugins, colon-separated",
+     nullptr, nullptr, nullptr},
+    {"json", shardkit::OptionType::Bool, "false", "one JSON object instead of text", nullptr, nullptr, nullptr},
+    {"help", shardkit::OptionType::Bool, "false", "this text", nullptr, nullptr, nullptr},
+};
 
 /// The command line: the plugin search flags of shardkit-train, plus --json.
 struct Options {
@@ -38,24 +52,22 @@ std::vector<std::string> split(const std::string& text, char sep) {
   return parts;
 }
 
+// Read as shardkit-train reads its flags: the same parser, both spellings of each name, and an
+// unknown option named with the closest known ones.
 Options parse(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
   Options options;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--json") {
-      options.as_json = true;
-    } else if (arg == "--help" || arg == "-h") {
-      options.help = true;
-    } else if (arg.rfind("--plugins=", 0) == 0) {
-      for (auto& f : split(arg.substr(10), ',')) options.search.explicit_files.push_back(f);
-    } else if (arg.rfind("--plugin_path=", 0) == 0) {
-      for (auto& d : split(arg.substr(14), ':')) options.search.dirs.push_back(d);
-    } else {
-      throw shardkit::ConfigError("unknown flag '" + arg +
-                                  "'; shardkit-env accepts --plugins=a.so,b.so, "
-                                  "--plugin_path=DIR[:DIR], --json and --help");
-    }
-  }
+  options.help = std::find(args.begin(), args.end(), "-h") != args.end();
+  if (options.help) return options;
+  const auto flags = shardkit::canonical_spellings(shardkit::parse_flags(args));
+  options.help = flags.count("help") != 0;
+  if (options.help) return options;
+  shardkit::Schema schema;
+  schema.add("", kOptions, std::size(kOptions), "shardkit-env");
+  const auto config = shardkit::resolve(schema, {}, flags);
+  options.search.explicit_files = split(config.get_string("plugins"), ',');
+  options.search.dirs = split(config.get_string("plugin_path"), ':');
+  options.as_json = config.get_bool("json");
   return options;
 }
 

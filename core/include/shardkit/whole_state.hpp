@@ -14,6 +14,11 @@
 
 namespace shardkit {
 
+/// Where the files lie, relative to the checkpoint folder (LeRobot's and PEFT's names).
+inline constexpr const char* kWholeModelFile = "pretrained_model/model.safetensors";
+inline constexpr const char* kWholeAdapterFile = "pretrained_model/adapter_model.safetensors";
+inline constexpr const char* kWholeOptimizerFile = "training_state/optimizer_state.safetensors";
+
 /// Writes the entries of `state` whose key starts with `prefix` ("model." or "optimizer.",
 /// or "" for both) as whole tensors into checkpoint folder `dir`, on rank 0 of `group` only
 /// (nullptr: this process alone). Entries sharded across the group (fsdp, zero) are gathered

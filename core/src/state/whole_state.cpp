@@ -28,10 +28,9 @@ struct Location {
 
 Location locate(const std::string& key, bool adapter) {
   if (key.rfind("model.", 0) == 0)
-    return adapter ? Location{"pretrained_model/adapter_model.safetensors", kPeftKeyPrefix + key.substr(6)}
-                   : Location{"pretrained_model/model.safetensors", key.substr(6)};
-  if (key.rfind("optimizer.", 0) == 0)
-  return {"training_state/optimizer_state.safetensors", key.substr(10)};
+    return adapter ? Location{kWholeAdapterFile, kPeftKeyPrefix + key.substr(6)}
+                   : Location{kWholeModelFile, key.substr(6)};
+  if (key.rfind("optimizer.", 0) == 0) return {kWholeOptimizerFile, key.substr(10)};
   throw FormatError("safetensors format: entry '" + key + "' is neither under model. nor optimizer.");
 }
 
@@ -91,7 +90,7 @@ void load_whole_state(ShardedState& wanted, const std::string& prefix, const std
     const auto path = (fs::path(dir) / where.file).string();
     if (!file) {
       if (!fs::exists(path)) {
-        if (!wanted.model_is_adapter && fs::exists(fs::path(dir) / "pretrained_model/adapter_model.safetensors"))
+        if (!wanted.model_is_adapter && fs::exists(fs::path(dir) / kWholeAdapterFile))
           throw FormatError(dir + " is a LoRA run's checkpoint: it holds a PEFT adapter (adapter_model.safetensors), "
                             "not full weights; start from its base model with the same --peft.* options, or from "
                             "the merged weights of --peft.merge=true (<output_dir>/merged_model)");
@@ -119,8 +118,7 @@ void load_whole_state(ShardedState& wanted, const std::string& prefix, const std
 }
 
 bool has_whole_model(const std::string& dir) {
-  return fs::is_regular_file(fs::path(dir) / "pretrained_model/model.safetensors") ||
-         fs::is_regular_file(fs::path(dir) / "pretrained_model/adapter_model.safetensors");
+  return fs::is_regular_file(fs::path(dir) / kWholeModelFile) || fs::is_regular_file(fs::path(dir) / kWholeAdapterFile);
 }
 
 }  // namespace shardkit

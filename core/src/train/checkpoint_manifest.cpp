@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <memory>
 
 #include "checkpoint_io.hpp"
@@ -51,6 +53,30 @@ std::vector<std::string> files_under(const fs::path& dir) {
   return files;
 }
 
+/// A manifest's entry for one file: its size and checksum.
+json::object manifest_entry(const fs::path& file) {
+  json::object entry;
+  entry["size"] = static_cast<std::uint64_t>(fs::file_size(file));
+  entry["xxh3_64"] = file_checksum(file);
+  return entry;
+}
+
+/// Writes `dir`/manifest.json listing `files`: a temporary file (fsync'ed), renamed over the
+/// old one, then the folder synced, so that a crash leaves either manifest, never half of one,
+/// and the new one is durable before anything relies on it.
+void replace_manifest(const std::string& dir, json::object files) {
+  json::object manifest;
+  manifest["kind"] = kKind;
+  manifest["version"] = 1;
+  manifest["files"] = std::move(files);
+  const auto tmp = (fs::path(dir) / (std::string(kManifestFile) + ".tmp")).string();
+  write_text_file(tmp, json::serialize(manifest) + "\n");
+  std::error_code ec;
+  fs::rename(tmp, fs::path(dir) / kManifestFile, ec);
+  if (ec) throw FormatError("cannot write the manifest of " + dir + ": " + ec.message());
+  sync_directory(dir);
+}
+
 /// The checkpoint folders (step folders holding pretrained_model/) under `checkpoints_dir`,
 /// newest first.
 std::vector<fs::path> step_folders(const std::string& checkpoints_dir) {
@@ -70,23 +96,43 @@ std::vector<fs::path> step_folders(const std::string& checkpoints_dir) {
 
 void write_manifest(const std::string& dir) {
   json::object files;
-  for (const auto& name : files_under(dir)) {
-    if (name == kManifestFile) continue;
-    const auto path = fs::path(dir) / name;
-    json::object entry;
-    entry["size"] = static_cast<std::uint64_t>(fs::file_size(path));
-    entry["xxh3_64"] = file_checksum(path);
-    files[name] = std::move(entry);
+  for (const auto& name : files_under(dir))
+    if (name != kManifestFile) files[name] = manifest_entry(fs::path(dir) / name);
+  replace_manifest(dir, std::move(files));
+}
+
+bool update_manifest(const std::string& dir, const std::vector<std::string>& written,
+                     const std::vector<std::string>& removed) {
+  const auto path = fs::path(dir) / kManifestFile;
+  if (!fs::exists(path)) return false;
+  // Sorted by name, as write_manifest lists them.
+  std::map<std::string, json::value> entries;
+  try {
+    const auto value = json::parse(read_text_file(path.string()));
+    const auto& o = value.as_object();
+    if (o.at("kind").as_string() != kKind) throw FormatError("not a shardkit checkpoint manifest");
+    for (const auto& [name, entry] : o.at("files").as_object()) entries.emplace(std::string(name), entry);
+  } catch (const std::exception& e) {
+    throw FormatError(path.string() + " is damaged (" + e.what() + "); it was left as it was");
   }
-  json::object manifest;
-  manifest["kind"] = kKind;
-  manifest["version"] = 1;
-  manifest["files"] = std::move(files);
-  const auto tmp = (fs::path(dir) / (std::string(kManifestFile) + ".tmp")).string();
-  write_text_file(tmp, json::serialize(manifest) + "\n");
-  std::error_code ec;
-  fs::rename(tmp, fs::path(dir) / kManifestFile, ec);
-  if (ec) throw FormatError("cannot write the manifest of " + dir + ": " + ec.message());
+  const auto under = [](const std::string& name, const std::string& folder) {
+    return name == folder || name.rfind(folder + "/", 0) == 0;
+  };
+  for (auto it = entries.begin(); it != entries.end();) {
+    const bool gone = std::any_of(removed.begin(), removed.end(),
+                                  [&](const std::string& folder) { return under(it->first, folder); });
+    it = gone ? entries.erase(it) : std::next(it);
+  }
+  for (const auto& name : written) {
+    const auto file = fs::path(dir) / name;
+    if (!fs::is_regular_file(file))
+      throw FormatError(file.string() + " is missing: it cannot be listed in " + path.string());
+    entries[name] = manifest_entry(file);
+  }
+  json::object files;
+  for (auto& [name, entry] : entries) files[name] = std::move(entry);
+  replace_manifest(dir, std::move(files));
+  return true;
 }
 
 std::string manifest_problem(const std::string& dir, Verify how) {

@@ -18,6 +18,17 @@ enum class Verify { Sizes, Checksums };
 /// and a rename, so that a manifest is either complete or absent).
 void write_manifest(const std::string& dir);
 
+/// Brings `dir`/manifest.json up to date after a tool changed the checkpoint in place
+/// (shardkit-convert-dcp): the files `written` (paths relative to `dir`) are listed with
+/// their size and checksum, as write_manifest lists them; entries of `removed` (files or
+/// folders, relative) and of everything under them are dropped; every other entry is kept as
+/// it was, so that damage since the save is still found. Replaced as write_manifest replaces
+/// it, and the folder synced, so that the new manifest is durable before `removed` is
+/// deleted. Returns false, changing nothing, when `dir` has no manifest (such a folder is
+/// judged by its files); FormatError when the manifest is damaged or a written file missing.
+bool update_manifest(const std::string& dir, const std::vector<std::string>& written,
+                     const std::vector<std::string>& removed);
+
 /// "" when `dir` matches its manifest; otherwise what is wrong, naming the file
 /// ("training_state/rng_state.safetensors is 1024 bytes, the manifest says 2048").
 /// A folder without a manifest (saved by shardkit before manifests, or by another tool) is

@@ -23,6 +23,7 @@
 #include "option_checks.hpp"
 #include "preemption.hpp"
 #include "resume_location.hpp"
+#include "resumed_mesh.hpp"
 #include "saved_policy_config.hpp"
 #include "trainer.hpp"
 
@@ -211,30 +212,29 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
                       "' policy, and no plugin of that name is loaded; load its plugin with "
                       "--plugins=<its .so file> or --plugin_path=<the folder holding it>");
   selection.dataset = given(flags, file, "dataset.type", "synthetic");
-  // A resumed run may use another number of processes: the checkpoint's mesh degrees
-  // describe the old topology, so only degrees given now count.
-  if (resume) {
-    file.erase("parallelism.dp_replicate");
-    file.erase("parallelism.dp_shard");
-  }
-  // The mesh is resolved from the degrees as given, before any process group exists.
-  const bool mesh_touched = flags.count("parallelism.dp_replicate") || flags.count("parallelism.dp_shard") ||
-                            file.count("parallelism.dp_replicate") || file.count("parallelism.dp_shard");
   auto requested_backend = given(flags, file, "distributed_backend", "auto");
   // AITraining's --distributed_backend=deepspeed means ZeRO stage 3 (the zero backend's default).
   if (requested_backend == "deepspeed") requested_backend = "zero";
+  // A resumed run keeps the checkpoint's topology (its degrees, and its backend like every saved
+  // value) unless the command line changes it; only the number of processes may change alone.
+  const bool saved_mesh = resume && train::keep_saved_mesh(flags, requested_backend, registry, file);
+  // The mesh is resolved from the degrees as given, before any process group exists.
+  const bool mesh_touched = flags.count("parallelism.dp_replicate") || flags.count("parallelism.dp_shard") ||
+                            file.count("parallelism.dp_replicate") || file.count("parallelism.dp_shard");
   // A sharded backend asked for by name shards over every process unless degrees are given.
   const bool shard_by_default = !mesh_touched && requested_backend != "auto" &&
                                 (train::capabilities_of(registry, "backend", requested_backend) & kShardsParameters);
+  const int replicate = given_int(flags, file, "parallelism.dp_replicate", 1);
+  const int shard = given_int(flags, file, "parallelism.dp_shard", 1);
   // A dry run plans for the degrees given, not for the processes started.
   const bool dry_run = is_true(given(flags, file, "dry_run", "false"));
   int world = runtime.world_size;
-  if (dry_run && given_int(flags, file, "parallelism.dp_shard", 1) > 0)
-    world = given_int(flags, file, "parallelism.dp_replicate", 1) * given_int(flags, file, "parallelism.dp_shard", 1);
-  const MeshShape mesh = shard_by_default
-                             ? MeshShape{1, world}
-                             : resolve_mesh(world, given_int(flags, file, "parallelism.dp_replicate", 1),
-                                            given_int(flags, file, "parallelism.dp_shard", 1), mesh_touched);
+  if (dry_run && shard > 0) world = replicate * shard;
+  // The checkpoint's degrees on another number of processes: the same kind of mesh, with a warning.
+  std::string mesh_notice;
+  const MeshShape mesh = shard_by_default ? MeshShape{1, world}
+                         : saved_mesh     ? train::resumed_mesh(world, replicate, shard, mesh_notice)
+                                          : resolve_mesh(world, replicate, shard, mesh_touched);
   selection.backend = train::resolve_backend(requested_backend, mesh, registry);
   selection.checkpoint_format = given(flags, file, "checkpoint_format", "safetensors");
   selection.comm = train::resolve_comm(given(flags, file, "distributed.comm", "auto"),
@@ -295,6 +295,7 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
   if (!resume_notice.empty()) logger()->info("{}", resume_notice);
   for (const auto& notice : notices) logger()->info("{}", notice);
   if (!newest_notice.empty()) logger()->warn("{}", newest_notice);
+  if (!mesh_notice.empty()) logger()->warn("{}", mesh_notice);
   if (!deepspeed.ignored.empty() && runtime.rank == 0) {
     std::string fields;
     for (const auto& f : deepspeed.ignored) fields += (fields.empty() ? "" : ", ") + f;

@@ -49,3 +49,17 @@ TEST_CASE("shardkit-env names refused plugins and unknown flags", "[apps][env]")
   CHECK(unknown.exit_code == 2);
   CHECK(contains(unknown.output, "--frobnicate"));
 }
+
+TEST_CASE("shardkit-env reads its options as shardkit-train does", "[apps][env]") {
+  TempDir dir("sk-env-flags");
+  // Dashes for underscores, and "--key value".
+  const auto r = run_program("shardkit-env", {"--plugin-path", dir.path(), "--json=true"});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.output, "\"plugin_path\":[\"" + dir.path() + "\"]"));
+  const auto typo = run_program("shardkit-env", {"--jsno"});
+  INFO(typo.output);
+  CHECK(typo.exit_code == 2);
+  CHECK(contains(typo.output, "unknown option --jsno"));
+  CHECK(contains(typo.output, "did you mean --json?"));
+}

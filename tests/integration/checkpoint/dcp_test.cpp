@@ -27,19 +27,36 @@ struct TwinRuns {
   }
 };
 
-/// Resumes a copy of `run` holding only its checkpoint 000010, on `nproc` processes, to step 16.
-std::vector<std::string> resume_copy(const std::string& run, const std::string& to, int nproc,
-                                     const std::vector<std::string>& extra = {}) {
-  roll_back_copy(run, to, "000010");
-  std::vector<std::string> args = {"--resume=true", "--output_dir=" + to, "--steps=16"};
+/// Resumes run folder `run` (rolled back to its checkpoint 000010) on `nproc` processes to step
+/// 16; the losses of its metrics.jsonl. `expected` are parts of the run's output.
+std::vector<std::string> resume(const std::string& run, int nproc, const std::vector<std::string>& extra = {},
+                                const std::vector<std::string>& expected = {}) {
+  std::vector<std::string> args = {"--resume=true", "--output_dir=" + run, "--steps=16"};
   args.insert(args.end(), extra.begin(), extra.end());
   const auto r = launch(nproc, args);
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.output, "resumed from"));
+  for (const auto& part : expected) CHECK(contains(r.output, part));
   std::vector<std::string> out;
-  for (const auto& line : read_metrics(to)) out.push_back(line.raw.at("loss"));
+  for (const auto& line : read_metrics(run)) out.push_back(line.raw.at("loss"));
   return out;
+}
+
+/// Resumes a copy of `run` holding only its checkpoint 000010, on `nproc` processes, to step 16.
+std::vector<std::string> resume_copy(const std::string& run, const std::string& to, int nproc,
+                                     const std::vector<std::string>& extra = {}) {
+  roll_back_copy(run, to, "000010");
+  return resume(to, nproc, extra);
+}
+
+/// The entry of `file` in checkpoint `dir`'s manifest.json as written ("<file>":{"size":..,"xxh3_64":".."}),
+/// or "" when the manifest does not list it.
+std::string manifest_entry(const std::string& dir, const std::string& file) {
+  const auto text = slurp(dir + "/manifest.json");
+  const auto at = text.find("\"" + file + "\":");
+  if (at == std::string::npos) return "";
+  return text.substr(at, text.find('}', at) + 1 - at);
 }
 
 }  // namespace
@@ -108,6 +125,90 @@ TEST_CASE("shardkit-convert-dcp refuses what it cannot do, saying how") {
   r = run_program("shardkit-convert-dcp", {"--dcp_dir=" + dir.path(), "--output=" + (dir / "x.safetensors")});
   CHECK(r.exit_code == 1);
   CHECK(contains(r.output, ".metadata is missing"));
+  r = run_program("shardkit-convert-dcp", {"--checkpoint_dir=" + dir.path(), "--delete_dcp=true",
+                                           "--output=" + (dir / "x.safetensors")});
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "would leave the checkpoint without its model"));
+}
+
+TEST_CASE("shardkit-convert-dcp reads its options as shardkit-train does") {
+  TempDir dir("sk-convert-flags");
+  // Dashes for underscores: each option reaches the check that follows it.
+  auto r = run_program("shardkit-convert-dcp", {"--checkpoint-dir=" + (dir / "nope")});
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, (dir / "nope") + "/pretrained_model/pytorch_model_fsdp_0 does not exist"));
+  r = run_program("shardkit-convert-dcp", {"--dcp-dir", dir.path(), "--output", dir / "x.safetensors"});
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.output, ".metadata is missing"));
+  r = run_program("shardkit-convert-dcp", {"--dcp-dir=" + dir.path(), "--output=" + (dir / "x.safetensors"),
+                                           "--delete-dcp=true"});
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "--delete_dcp works with --checkpoint_dir only"));
+  // Unknown options and both spellings at once: named, as shardkit-train names them.
+  r = run_program("shardkit-convert-dcp", {"--checkpoint-dir=" + dir.path(), "--delete-dcps=true"});
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "unknown option --delete_dcps"));
+  CHECK(contains(r.output, "did you mean --delete_dcp?"));
+  r = run_program("shardkit-convert-dcp", {"--checkpoint-dir=" + dir.path(), "--checkpoint_dir=" + dir.path()});
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "are two spellings of the option --checkpoint_dir"));
+  r = run_program("shardkit-convert-dcp", {"--checkpoint-dir=" + dir.path(), "--push-to-hub=true"});
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "--push-to-hub: shardkit-convert-dcp does not upload anywhere"));
+  r = run_program("shardkit-convert-dcp", {"--help"});
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.output, "--delete_dcp=<bool>"));
+}
+
+TEST_CASE("a checkpoint converted with --delete_dcp=true resumes from its safetensors files as the safetensors run does") {
+  TwinRuns runs;
+  const auto both = runs.dir / "both";
+  const auto r = launch(2, tiny_run(both, {"--steps=20", "--save_freq=10", "--batch_size=4",
+                                           "--checkpoint_format=safetensors_dcp"}));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto reference = resume_copy(runs.st, runs.dir / "st-2", 2);
+  REQUIRE(reference.size() == 16);
+  const auto st_step = runs.st + "/checkpoints/000010";
+  // dcp: DCP folders only; safetensors_dcp: model.safetensors (in its manifest) beside them.
+  for (const auto& [run, format] : {std::pair{runs.dcp, "dcp"}, std::pair{both, "safetensors_dcp"}}) {
+    INFO(format);
+    const auto copy = runs.dir / (std::string("converted-") + format);
+    roll_back_copy(run, copy, "000010");
+    const auto step = copy + "/checkpoints/000010";
+    const auto c = run_program("shardkit-convert-dcp", {"--checkpoint-dir=" + step, "--delete-dcp=true"});
+    INFO(c.output);
+    REQUIRE(c.exit_code == 0);
+    CHECK(contains(c.output, "updated " + step + "/manifest.json"));
+    CHECK_FALSE(fs::exists(step + "/pretrained_model/pytorch_model_fsdp_0"));
+    CHECK_FALSE(fs::exists(step + "/training_state/optimizer_0"));
+    // The files of the safetensors format, byte for byte, listed with the trainer's size and
+    // checksum; the DCP files no longer listed; every other entry as the trainer wrote it.
+    for (const std::string file : {"pretrained_model/model.safetensors", "training_state/optimizer_state.safetensors"}) {
+      INFO(file);
+      CHECK(slurp(step + "/" + file) == slurp(st_step + "/" + file));
+      CHECK_FALSE(manifest_entry(step, file).empty());
+      CHECK(manifest_entry(step, file) == manifest_entry(st_step, file));
+    }
+    const auto manifest = slurp(step + "/manifest.json");
+    CHECK_FALSE(contains(manifest, "pytorch_model_fsdp_0"));
+    CHECK_FALSE(contains(manifest, "optimizer_0"));
+    const auto original = run + "/checkpoints/000010";
+    for (const std::string file : {"pretrained_model/config.json", "training_state/training_step.json"})
+      CHECK(manifest_entry(step, file) == manifest_entry(original, file));
+    // Every file checked against the updated manifest's checksums; the format found from the files.
+    const auto resumed = resume(copy, 2, {"--checkpoint.verify=true"},
+                                {"checked every file of", "was saved in the 'safetensors' format"});
+    REQUIRE(resumed.size() == 16);
+    CHECK(resumed == reference);  // the same digits: the same weights and optimizer state loaded
+  }
 }
 
 TEST_CASE("dcp resumes exactly as safetensors does, on the same and on other world sizes") {

@@ -3,6 +3,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 
 #include "launch.hpp"
 
@@ -50,24 +51,31 @@ TEST_CASE("a SIGKILLed rank stops every process with an error naming it, leaving
 
 TEST_CASE("with --max-restarts=1 a killed run completes from its last checkpoint and matches") {
   TempDir dir("sk-restart");
-  const std::vector<std::string> common = {"--steps=400", "--batch_size=4", "--save_freq=20", "--log_freq=20",
-                                           "--policy.hidden_dim=256"};
+  // Both ranks are held at their 30th batch (after the step-20 checkpoint) until rank 1 is killed,
+  // so the kill lands mid-run however fast the machine is.
+  const auto gate = dir / "release";
+  const std::vector<std::string> common = {"--steps=60", "--batch_size=4", "--save_freq=20", "--log_freq=20",
+                                           "--policy.hidden_dim=256",
+                                           "--plugin_path=" + std::string(SHARDKIT_FIXTURE_DIR) + "/datasets",
+                                           "--dataset.type=hold_fixture", "--dataset.hold_file=" + gate};
   const auto reference = launch(2, tiny_run(dir / "ref", common));
   INFO(reference.output);
   REQUIRE(reference.exit_code == 0);
 
   const auto out = dir / "run";
-  BackgroundProcess run(launch_command(2, tiny_run(out, common), {"--max-restarts=1"}));
-  const bool saved = run.wait_for([&] { return fs::exists(out + "/checkpoints/last"); }, 120);
+  auto held = common;
+  held.push_back("--dataset.hold_at=30");
+  BackgroundProcess run(launch_command(2, tiny_run(out, held), {"--max-restarts=1"}));
+  const bool holding = run.wait_for([&] {
+    return fs::exists(gate + ".reached.rank0") && fs::exists(gate + ".reached.rank1") &&
+           fs::exists(out + "/checkpoints/last");
+  }, 300);
   INFO(run.output());
-  REQUIRE(saved);
+  REQUIRE(holding);
   const int victim = worker_pid(out, 1);
-  if (victim < 0) {
-    REQUIRE(run.wait(120));  // finished before we could kill a rank: nothing to test
-    WARN("the run ended before a rank could be killed; make it longer");
-  }
   REQUIRE(victim > 0);
   ::kill(victim, SIGKILL);
+  std::ofstream(gate).close();  // the restarted ranks pass the gate
   const bool finished = run.wait(300);
   INFO(run.output());
   REQUIRE(finished);
@@ -78,6 +86,6 @@ TEST_CASE("with --max-restarts=1 a killed run completes from its last checkpoint
   const auto b = read_metrics(out);
   REQUIRE(!a.empty());
   REQUIRE(!b.empty());
-  CHECK(b.back().step == 400);
+  CHECK(b.back().step == 60);
   CHECK(b.back().raw.at("loss") == a.back().raw.at("loss"));
 }

@@ -1,8 +1,8 @@
 // A run folder belongs to one run; a failed start leaves no folder behind.
 #include <catch2/catch.hpp>
 
-#include <csignal>
 #include <filesystem>
+#include <fstream>
 
 #include "../distributed/launch.hpp"
 
@@ -21,20 +21,28 @@ std::string train_command(const std::vector<std::string>& args) {
 
 TEST_CASE("a second run into a folder in use is refused, naming the holder, and the first is untouched") {
   TempDir dir("sk-run-lock");
-  const std::vector<std::string> flags = {"--steps=40", "--save_freq=20"};
+  // The first run is held at its 10th batch (the fixture dataset waits for a file), so it holds the
+  // folder while the second one tries, however fast the machine is.
+  const auto gate = dir / "release";
+  const std::vector<std::string> flags = {"--steps=40", "--save_freq=20",
+                                          "--plugin_path=" + std::string(SHARDKIT_FIXTURE_DIR) + "/datasets",
+                                          "--dataset.type=hold_fixture", "--dataset.hold_file=" + gate};
+  auto held = flags;
+  held.push_back("--dataset.hold_at=10");
   const auto solo = run_program("shardkit-train", tiny_run(dir / "solo", flags));
   INFO(solo.output);
   REQUIRE(solo.exit_code == 0);
 
-  BackgroundProcess first(train_command(tiny_run(dir / "shared", flags)));
-  REQUIRE(first.wait_for([&] { return fs::exists(dir / "shared/metrics.jsonl"); }, 120));
-  first.signal(SIGSTOP);  // holds the lock, mid-run, while the second one tries
+  BackgroundProcess first(train_command(tiny_run(dir / "shared", held)));
+  const bool holding = first.wait_for([&] { return fs::exists(gate + ".reached.rank0"); }, 300);
+  INFO(first.output());
+  REQUIRE(holding);
   const auto second = run_program("shardkit-train", tiny_run(dir / "shared", flags));
-  first.signal(SIGCONT);
+  std::ofstream(gate).close();  // releases the first run
   INFO(second.output);
   CHECK(second.exit_code == 2);
   CHECK(contains(second.output, "is in use by another run (process " + std::to_string(first.pid())));
-  REQUIRE(first.wait(120));
+  REQUIRE(first.wait(300));
   INFO(first.output());
   REQUIRE(first.exit_code() == 0);
 
