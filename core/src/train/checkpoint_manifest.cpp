@@ -77,6 +77,19 @@ void replace_manifest(const std::string& dir, json::object files) {
   sync_directory(dir);
 }
 
+/// The "files" object of the manifest at `path`; FormatError naming the file when it cannot be
+/// read, is not JSON or is not a shardkit checkpoint manifest.
+json::object manifest_files(const fs::path& path) {
+  try {
+    const auto value = json::parse(read_text_file(path.string()));
+    const auto& o = value.as_object();
+    if (o.at("kind").as_string() == kKind) return o.at("files").as_object();
+  } catch (const std::exception& e) {
+    throw FormatError(path.string() + " is damaged (" + e.what() + ")");
+  }
+  throw FormatError(path.string() + " is not a shardkit checkpoint manifest");
+}
+
 /// The checkpoint folders (step folders holding pretrained_model/) under `checkpoints_dir`,
 /// newest first.
 std::vector<fs::path> step_folders(const std::string& checkpoints_dir) {
@@ -108,12 +121,9 @@ bool update_manifest(const std::string& dir, const std::vector<std::string>& wri
   // Sorted by name, as write_manifest lists them.
   std::map<std::string, json::value> entries;
   try {
-    const auto value = json::parse(read_text_file(path.string()));
-    const auto& o = value.as_object();
-    if (o.at("kind").as_string() != kKind) throw FormatError("not a shardkit checkpoint manifest");
-    for (const auto& [name, entry] : o.at("files").as_object()) entries.emplace(std::string(name), entry);
-  } catch (const std::exception& e) {
-    throw FormatError(path.string() + " is damaged (" + e.what() + "); it was left as it was");
+    for (const auto& [name, entry] : manifest_files(path)) entries.emplace(std::string(name), entry);
+  } catch (const FormatError& e) {
+    throw FormatError(std::string(e.what()) + "; it was left as it was");
   }
   const auto under = [](const std::string& name, const std::string& folder) {
     return name == folder || name.rfind(folder + "/", 0) == 0;
@@ -151,12 +161,9 @@ std::string manifest_problem(const std::string& dir, Verify how) {
   }
   json::object files;
   try {
-    const auto value = json::parse(read_text_file(path.string()));
-    const auto& o = value.as_object();
-    if (o.at("kind").as_string() != kKind) return path.string() + " is not a shardkit checkpoint manifest";
-    files = o.at("files").as_object();
-  } catch (const std::exception& e) {
-    return path.string() + " is damaged (" + e.what() + ")";
+    files = manifest_files(path);
+  } catch (const FormatError& e) {
+    return e.what();
   }
   for (const auto& [name, entry] : files) {
     const auto file = fs::path(dir) / std::string(name);

@@ -59,6 +59,14 @@ std::string manifest_entry(const std::string& dir, const std::string& file) {
   return text.substr(at, text.find('}', at) + 1 - at);
 }
 
+/// shardkit-convert-dcp with `args` exits with `code`, its output holding each of `texts`.
+void converter_says(const std::vector<std::string>& args, int code, const std::vector<std::string>& texts) {
+  const auto r = run_program("shardkit-convert-dcp", args);
+  INFO(r.output);
+  CHECK(r.exit_code == code);
+  for (const auto& text : texts) CHECK(contains(r.output, text));
+}
+
 }  // namespace
 
 TEST_CASE("a 2-rank dcp checkpoint opens with PyTorch's dcp.load, equal to the safetensors one") {
@@ -134,37 +142,19 @@ TEST_CASE("shardkit-convert-dcp refuses what it cannot do, saying how") {
 TEST_CASE("shardkit-convert-dcp reads its options as shardkit-train does") {
   TempDir dir("sk-convert-flags");
   // Dashes for underscores: each option reaches the check that follows it.
-  auto r = run_program("shardkit-convert-dcp", {"--checkpoint-dir=" + (dir / "nope")});
-  INFO(r.output);
-  CHECK(r.exit_code == 2);
-  CHECK(contains(r.output, (dir / "nope") + "/pretrained_model/pytorch_model_fsdp_0 does not exist"));
-  r = run_program("shardkit-convert-dcp", {"--dcp-dir", dir.path(), "--output", dir / "x.safetensors"});
-  INFO(r.output);
-  CHECK(r.exit_code == 1);
-  CHECK(contains(r.output, ".metadata is missing"));
-  r = run_program("shardkit-convert-dcp", {"--dcp-dir=" + dir.path(), "--output=" + (dir / "x.safetensors"),
-                                           "--delete-dcp=true"});
-  INFO(r.output);
-  CHECK(r.exit_code == 2);
-  CHECK(contains(r.output, "--delete_dcp works with --checkpoint_dir only"));
+  converter_says({"--checkpoint-dir=" + (dir / "nope")}, 2,
+                 {(dir / "nope") + "/pretrained_model/pytorch_model_fsdp_0 does not exist"});
+  converter_says({"--dcp-dir", dir.path(), "--output", dir / "x.safetensors"}, 1, {".metadata is missing"});
+  converter_says({"--dcp-dir=" + dir.path(), "--output=" + (dir / "x.safetensors"), "--delete-dcp=true"}, 2,
+                 {"--delete_dcp works with --checkpoint_dir only"});
   // Unknown options and both spellings at once: named, as shardkit-train names them.
-  r = run_program("shardkit-convert-dcp", {"--checkpoint-dir=" + dir.path(), "--delete-dcps=true"});
-  INFO(r.output);
-  CHECK(r.exit_code == 2);
-  CHECK(contains(r.output, "unknown option --delete_dcps"));
-  CHECK(contains(r.output, "did you mean --delete_dcp?"));
-  r = run_program("shardkit-convert-dcp", {"--checkpoint-dir=" + dir.path(), "--checkpoint_dir=" + dir.path()});
-  INFO(r.output);
-  CHECK(r.exit_code == 2);
-  CHECK(contains(r.output, "are two spellings of the option --checkpoint_dir"));
-  r = run_program("shardkit-convert-dcp", {"--checkpoint-dir=" + dir.path(), "--push-to-hub=true"});
-  INFO(r.output);
-  CHECK(r.exit_code == 2);
-  CHECK(contains(r.output, "--push-to-hub: shardkit-convert-dcp does not upload anywhere"));
-  r = run_program("shardkit-convert-dcp", {"--help"});
-  INFO(r.output);
-  CHECK(r.exit_code == 0);
-  CHECK(contains(r.output, "--delete_dcp=<bool>"));
+  converter_says({"--checkpoint-dir=" + dir.path(), "--delete-dcps=true"}, 2,
+                 {"unknown option --delete_dcps", "did you mean --delete_dcp?"});
+  converter_says({"--checkpoint-dir=" + dir.path(), "--checkpoint_dir=" + dir.path()}, 2,
+                 {"are two spellings of the option --checkpoint_dir"});
+  converter_says({"--checkpoint-dir=" + dir.path(), "--push-to-hub=true"}, 2,
+                 {"--push-to-hub: shardkit-convert-dcp does not upload anywhere"});
+  converter_says({"--help"}, 0, {"--delete_dcp=<bool>"});
 }
 
 TEST_CASE("a checkpoint converted with --delete_dcp=true resumes from its safetensors files as the safetensors run does") {
