@@ -41,9 +41,9 @@ std::int64_t linear2_inputs(const LayerOptions& o) {
 ACTEncoderLayerImpl::ACTEncoderLayerImpl(const LayerOptions& o, bool first_position_only)
     : nn::ListBlock("ACTEncoderLayer"), o_(o), first_position_only_(first_position_only) {
   self_attn = register_module("self_attn", attention(o));
-  linear1 = register_module("linear1", torch::nn::Linear(o.dim_model, o.dim_feedforward));
+  linear1 = register_module("linear1", nn::LoraLinear(o.dim_model, o.dim_feedforward, /*bias=*/true));
   dropout = register_module("dropout", nn::Dropout(o.dropout));
-  linear2 = register_module("linear2", torch::nn::Linear(linear2_inputs(o), o.dim_model));
+  linear2 = register_module("linear2", nn::LoraLinear(linear2_inputs(o), o.dim_model, /*bias=*/true));
   norm1 = register_module("norm1", layer_norm(o.dim_model));
   norm2 = register_module("norm2", layer_norm(o.dim_model));
   dropout1 = register_module("dropout1", nn::Dropout(o.dropout));
@@ -69,9 +69,9 @@ nn::TensorList ACTEncoderLayerImpl::forward_impl(const nn::TensorList& inputs) {
 ACTDecoderLayerImpl::ACTDecoderLayerImpl(const LayerOptions& o) : nn::ListBlock("ACTDecoderLayer"), o_(o) {
   self_attn = register_module("self_attn", attention(o));
   multihead_attn = register_module("multihead_attn", attention(o));
-  linear1 = register_module("linear1", torch::nn::Linear(o.dim_model, o.dim_feedforward));
+  linear1 = register_module("linear1", nn::LoraLinear(o.dim_model, o.dim_feedforward, /*bias=*/true));
   dropout = register_module("dropout", nn::Dropout(o.dropout));
-  linear2 = register_module("linear2", torch::nn::Linear(linear2_inputs(o), o.dim_model));
+  linear2 = register_module("linear2", nn::LoraLinear(linear2_inputs(o), o.dim_model, /*bias=*/true));
   norm1 = register_module("norm1", layer_norm(o.dim_model));
   norm2 = register_module("norm2", layer_norm(o.dim_model));
   norm3 = register_module("norm3", layer_norm(o.dim_model));

@@ -1,5 +1,7 @@
 // ACT's transformer layers (the wrap units ACTEncoderLayer and ACTDecoderLayer) and stacks,
-// with LeRobot's parameter names (self_attn, multihead_attn, linear1/2, norm1..3).
+// with LeRobot's parameter names (self_attn, multihead_attn, linear1/2, norm1..3). The attention
+// modules and the feed-forward linears are LoRA layers: --peft.* puts adapters on them under
+// PEFT's names for LeRobot's ACT.
 #pragma once
 
 #include <torch/torch.h>
@@ -7,6 +9,7 @@
 #include <shardkit/nn/attention.hpp>
 #include <shardkit/nn/block.hpp>
 #include <shardkit/nn/dropout.hpp>
+#include <shardkit/nn/lora_linear.hpp>
 
 #include <string>
 
@@ -34,7 +37,7 @@ class ACTEncoderLayerImpl : public nn::ListBlock {
   LayerOptions o_;
   bool first_position_only_;
   nn::MultiheadAttention self_attn{nullptr};
-  torch::nn::Linear linear1{nullptr}, linear2{nullptr};
+  nn::LoraLinear linear1{nullptr}, linear2{nullptr};
   torch::nn::LayerNorm norm1{nullptr}, norm2{nullptr};
   nn::Dropout dropout{nullptr}, dropout1{nullptr}, dropout2{nullptr};
 };
@@ -53,7 +56,7 @@ class ACTDecoderLayerImpl : public nn::ListBlock {
  private:
   LayerOptions o_;
   nn::MultiheadAttention self_attn{nullptr}, multihead_attn{nullptr};
-  torch::nn::Linear linear1{nullptr}, linear2{nullptr};
+  nn::LoraLinear linear1{nullptr}, linear2{nullptr};
   torch::nn::LayerNorm norm1{nullptr}, norm2{nullptr}, norm3{nullptr};
   nn::Dropout dropout{nullptr}, dropout1{nullptr}, dropout2{nullptr}, dropout3{nullptr};
 };

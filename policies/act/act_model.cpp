@@ -9,15 +9,17 @@ namespace shardkit::act {
 
 ACTImpl::ACTImpl(const ActConfig& config) : config_(config) {
   const auto D = config.layer.dim_model;
+  // LeRobot's nn.Linear layers, as LoRA layers (adapters only when --peft.* puts them on).
+  const auto linear = [](std::int64_t in, std::int64_t out) { return nn::LoraLinear(in, out, /*bias=*/true); };
   if (config.use_vae) {
     vae_encoder = register_module("vae_encoder", ACTEncoder(config.layer, config.n_vae_encoder_layers, /*first_position_only=*/true));
     vae_encoder_cls_embed = register_module("vae_encoder_cls_embed", torch::nn::Embedding(1, D));
     if (config.state_dim > 0)
       vae_encoder_robot_state_input_proj =
-          register_module("vae_encoder_robot_state_input_proj", torch::nn::Linear(config.state_dim, D));
-    vae_encoder_action_input_proj = register_module("vae_encoder_action_input_proj", torch::nn::Linear(config.action_dim, D));
+          register_module("vae_encoder_robot_state_input_proj", linear(config.state_dim, D));
+    vae_encoder_action_input_proj = register_module("vae_encoder_action_input_proj", linear(config.action_dim, D));
     vae_encoder_latent_output_proj =
-        register_module("vae_encoder_latent_output_proj", torch::nn::Linear(D, config.latent_dim * 2));
+        register_module("vae_encoder_latent_output_proj", linear(D, config.latent_dim * 2));
     const auto tokens = 1 + config.chunk_size + (config.state_dim > 0 ? 1 : 0);
     vae_encoder_pos_enc = register_buffer("vae_encoder_pos_enc", sinusoidal_1d(tokens, D).unsqueeze(0));
   }
@@ -25,17 +27,17 @@ ACTImpl::ACTImpl(const ActConfig& config) : config_(config) {
   encoder = register_module("encoder", ACTEncoder(config.layer, config.n_encoder_layers));
   decoder = register_module("decoder", ACTDecoder(config.layer, config.n_decoder_layers));
   if (config.state_dim > 0)
-    encoder_robot_state_input_proj = register_module("encoder_robot_state_input_proj", torch::nn::Linear(config.state_dim, D));
+    encoder_robot_state_input_proj = register_module("encoder_robot_state_input_proj", linear(config.state_dim, D));
   if (config.env_state_dim > 0)
-    encoder_env_state_input_proj = register_module("encoder_env_state_input_proj", torch::nn::Linear(config.env_state_dim, D));
-  encoder_latent_input_proj = register_module("encoder_latent_input_proj", torch::nn::Linear(config.latent_dim, D));
+    encoder_env_state_input_proj = register_module("encoder_env_state_input_proj", linear(config.env_state_dim, D));
+  encoder_latent_input_proj = register_module("encoder_latent_input_proj", linear(config.latent_dim, D));
   if (!config.image_features.empty())
     encoder_img_feat_input_proj = register_module(
         "encoder_img_feat_input_proj", torch::nn::Conv2d(torch::nn::Conv2dOptions(backbone->out_channels(), D, 1)));
   const auto n_1d_tokens = 1 + (config.state_dim > 0 ? 1 : 0) + (config.env_state_dim > 0 ? 1 : 0);
   encoder_1d_feature_pos_embed = register_module("encoder_1d_feature_pos_embed", torch::nn::Embedding(n_1d_tokens, D));
   decoder_pos_embed = register_module("decoder_pos_embed", torch::nn::Embedding(config.chunk_size, D));
-  action_head = register_module("action_head", torch::nn::Linear(D, config.action_dim));
+  action_head = register_module("action_head", linear(D, config.action_dim));
 
   // LeRobot: xavier_uniform_ on every matrix of the transformer encoder and decoder.
   torch::NoGradGuard no_grad;

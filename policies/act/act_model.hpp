@@ -1,6 +1,7 @@
 // ACT's network as LeRobot 0.6.1's `ACT` module builds it: VAE encoder over the action chunk,
 // ResNet camera features, transformer encoder over [latent, state, env state, camera tokens],
-// decoder queries, action head. Parameter and buffer names equal LeRobot's under `model.`.
+// decoder queries, action head. Parameter and buffer names equal LeRobot's under `model.`; its
+// linear layers and attention modules can carry LoRA adapters (shardkit::nn::LoraLinear and shardkit::nn::MultiheadAttention).
 #pragma once
 
 #include <torch/torch.h>
@@ -36,7 +37,8 @@ class ACTImpl : public torch::nn::Module {
   ACTEncoder vae_encoder{nullptr}, encoder{nullptr};
   ACTDecoder decoder{nullptr};
   torch::nn::Embedding vae_encoder_cls_embed{nullptr}, encoder_1d_feature_pos_embed{nullptr}, decoder_pos_embed{nullptr};
-  torch::nn::Linear vae_encoder_robot_state_input_proj{nullptr}, vae_encoder_action_input_proj{nullptr},
+  // LoRA layers (LeRobot's nn.Linear): --peft.* can put adapters on them.
+  nn::LoraLinear vae_encoder_robot_state_input_proj{nullptr}, vae_encoder_action_input_proj{nullptr},
       vae_encoder_latent_output_proj{nullptr}, encoder_robot_state_input_proj{nullptr},
       encoder_env_state_input_proj{nullptr}, encoder_latent_input_proj{nullptr}, action_head{nullptr};
   torch::nn::Conv2d encoder_img_feat_input_proj{nullptr};

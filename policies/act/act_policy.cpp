@@ -1,6 +1,6 @@
 // Policy `act`: ACT (Action Chunking Transformer) as LeRobot 0.6.1 trains it, with its
-// checkpoint keys (`model.*`), wrap units (ACTEncoderLayer, ACTDecoderLayer), action queue and
-// temporal ensembling.
+// checkpoint keys (`model.*`), wrap units (ACTEncoderLayer, ACTDecoderLayer), action queue,
+// temporal ensembling and default LoRA targets.
 #include <torch/csrc/jit/serialization/pickle.h>
 #include <torch/torch.h>
 
@@ -12,6 +12,7 @@
 #include <shardkit/error.hpp>
 #include <shardkit/normalization.hpp>
 #include <shardkit/optimizer_preset.hpp>
+#include <shardkit/peft.hpp>
 #include <shardkit/plugin.hpp>
 #include <shardkit/policy.hpp>
 #include <shardkit/pretrained_config.hpp>
@@ -118,7 +119,8 @@ class TemporalEnsembler {
 class ActPolicy final : public shardkit::Policy,
                         public shardkit::NormalizedPolicy,
                         public shardkit::PretrainedConfigWriter,
-                        public shardkit::OptimizerPresetPolicy {
+                        public shardkit::OptimizerPresetPolicy,
+                        public shardkit::LoraTargetsPolicy {
  public:
   explicit ActPolicy(const shardkit::PluginContext& ctx)
       : config_(shardkit::act::read_config(ctx)),
@@ -177,6 +179,27 @@ class ActPolicy final : public shardkit::Policy,
     shardkit::OptimizerPreset preset{config_.optimizer_lr, config_.optimizer_weight_decay, {}};
     if (!config_.image_features.empty()) preset.groups.push_back({"model.backbone.", config_.optimizer_lr_backbone});
     return preset;
+  }
+
+  /// Where --peft.* puts LoRA adapters without --peft.target_modules. LeRobot gives ACT no
+  /// default; for pi0, pi05 and smolvla (_get_default_peft_targets) it adapts the attention of the
+  /// transformer that predicts actions and the state and action projections, and so does this for
+  /// ACT: the attention modules of the encoder and decoder (whole: torch's MultiheadAttention
+  /// packs q, k and v, so PEFT cannot adapt q and v alone), the state projections into the
+  /// encoder and the action head. The VAE encoder, which only training runs, stays as it was.
+  /// Full names, so that PEFT matches exactly these modules on LeRobot's ACTPolicy.
+  std::vector<std::string> default_lora_targets() const override {
+    std::vector<std::string> targets;
+    for (std::int64_t i = 0; i < config_.n_encoder_layers; ++i)
+      targets.push_back("model.encoder.layers." + std::to_string(i) + ".self_attn");
+    for (std::int64_t i = 0; i < config_.n_decoder_layers; ++i) {
+      targets.push_back("model.decoder.layers." + std::to_string(i) + ".self_attn");
+      targets.push_back("model.decoder.layers." + std::to_string(i) + ".multihead_attn");
+    }
+    if (config_.state_dim > 0) targets.push_back("model.encoder_robot_state_input_proj");
+    if (config_.env_state_dim > 0) targets.push_back("model.encoder_env_state_input_proj");
+    targets.push_back("model.action_head");
+    return targets;
   }
 
   /// LeRobot's preprocessor normalizes ACT's inputs and targets; select_action() returns normalized actions.

@@ -2,6 +2,9 @@
 #include "llama_model.hpp"
 
 #include <cmath>
+#include <string>
+
+#include <shardkit/error_text.hpp>
 
 #include "llama_rope.hpp"
 
@@ -78,7 +81,13 @@ torch::Tensor LlamaModelImpl::forward(const torch::Tensor& input_ids, const torc
   const auto batch = input_ids.size(0), seq = input_ids.size(1);
   const auto [cos, sin] = rotary_tables(inv_freq_, seq, x.scalar_type(), x.device());
   const auto mask = attention_mask_4d(attention_mask, batch, seq, x.device());
-  for (const auto& layer : *layers) x = layer->as<LlamaDecoderLayerImpl>()->forward({x, cos, sin, mask})[0];
+  for (std::size_t i = 0; i < layers->size(); ++i) {
+    try {
+      x = layers->ptr(i)->as<LlamaDecoderLayerImpl>()->forward({x, cos, sin, mask})[0];
+    } catch (...) {  // a LibTorch error names the layer it came from
+      rethrow_with_context({.module = "model.layers." + std::to_string(i) + " (LlamaDecoderLayer)"});
+    }
+  }
   return norm(x);
 }
 

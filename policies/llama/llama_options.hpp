@@ -16,8 +16,8 @@ inline constexpr OptionSpec kLlamaOptions[] = {
      "num_attention_heads; 0 = num_attention_heads)", "0", nullptr, nullptr},
     {"head_dim", OptionType::Int, "0", "Width of each head (0 = hidden_size / num_attention_heads)", "0", nullptr, nullptr},
     {"hidden_act", OptionType::String, "silu", "MLP activation (Llama's is silu)", nullptr, nullptr, "silu"},
-    {"max_position_embeddings", OptionType::Int, "2048", "Longest sequence the model is meant for (recorded; rope "
-     "extends beyond it)", "1", nullptr, nullptr},
+    {"max_position_embeddings", OptionType::Int, "2048", "Longest sequence the model is meant for (longer samples "
+     "are refused at start-up)", "1", nullptr, nullptr},
     {"initializer_range", OptionType::Float, "0.02", "Std-dev of the normal initialisation of linear and embedding "
      "weights (without --policy.path)", "0", nullptr, nullptr},
     {"rms_norm_eps", OptionType::Float, "1e-6", "Epsilon of RMSNorm", "0", nullptr, nullptr},

@@ -5,6 +5,8 @@
 
 #include <filesystem>
 
+#include <spdlog/logger.h>
+
 #include <shardkit/causal_lm.hpp>
 #include <shardkit/error.hpp>
 #include <shardkit/files.hpp>
@@ -44,17 +46,23 @@ class LlamaPolicy final : public shardkit::Policy,
  public:
   explicit LlamaPolicy(const shardkit::PluginContext& ctx)
       : config_(shardkit::llama::read_config(ctx.options)), options_(ctx.options) {
-    // A dataset without token ids (the default synthetic one) is refused at start-up, naming it.
-    if (!ctx.features.empty()) shardkit::feature_numel(ctx, "input_ids", "llama");
+    const auto* full = ctx.full_config;
+    const auto path = full && full->has("policy.path") ? full->get_string("policy.path") : std::string();
+    // A dataset without token ids (the default synthetic one) is refused at start-up, naming it,
+    // and so are samples longer than the positions the model is made for.
+    if (!ctx.features.empty()) check_sequence_length(shardkit::feature_numel(ctx, "input_ids", "llama"), full, path);
     model = register_module("model", shardkit::llama::LlamaModel(config_));
     if (!config_.tie_word_embeddings)
       lm_head = register_module("lm_head", shardkit::nn::LoraLinear(config_.hidden_size, config_.vocab_size, false));
     initialize();
-    const auto* full = ctx.full_config;
-    const auto path = full && full->has("policy.path") ? full->get_string("policy.path") : std::string();
     const bool resuming = full && full->has("resume") && full->get_bool("resume");  // the checkpoint's weights win
     // ... except in a PEFT run, whose checkpoints hold only the adapter: its base comes from here again.
-    if (!path.empty()) load_folder(path, !resuming || (full && shardkit::peft_enabled(*full)));
+    const bool peft = full && shardkit::peft_enabled(*full);
+    if (!path.empty()) load_folder(path, !resuming || peft, peft, ctx.logger.get());
+    // What the checkpoints' files hold: the parameters as built and loaded here. A sharded
+    // backend under mixed precision later recasts the module's own parameters to its compute
+    // dtype but saves these (its fp32 masters), so config.json must not read the module then.
+    saved_dtype_ = model->embed_tokens->weight.scalar_type();
   }
 
   /// The causal LM loss: position t predicts labels[t + 1]; summed over the predicted
@@ -101,7 +109,7 @@ class LlamaPolicy final : public shardkit::Policy,
   std::vector<std::string> default_lora_targets() const override { return {"q_proj", "v_proj"}; }
 
   std::string pretrained_config_json() const override {
-    return shardkit::llama::hf_config_json(config_, options_, dtype_name(model->embed_tokens->weight.scalar_type()));
+    return shardkit::llama::hf_config_json(config_, options_, dtype_name(saved_dtype_));
   }
 
   bool loaded_pretrained_weights() const override { return loaded_; }
@@ -131,15 +139,34 @@ class LlamaPolicy final : public shardkit::Policy,
     }
   }
 
+  /// Samples of `length` tokens must fit the model's positions (transformers' models are not
+  /// trained past max_position_embeddings, and shardkit would train on them silently).
+  void check_sequence_length(std::int64_t length, const shardkit::Config* full, const std::string& path) const {
+    if (length <= config_.max_position_embeddings) return;
+    const auto n = std::to_string(length), limit = std::to_string(config_.max_position_embeddings);
+    const bool text = full && full->has("dataset.max_seq_len");
+    const auto samples = text ? "--dataset.max_seq_len=" + n + " is" : "the dataset's samples (" + n + " tokens) are";
+    const auto source = path.empty() ? "--policy.max_position_embeddings=" + limit
+                                     : "max_position_embeddings=" + limit + " (config.json of --policy.path=" + path + ")";
+    throw shardkit::ConfigError(samples + " longer than the model's " + source + ": it has no trained positions "
+                                "past " + limit + "; " + (text ? "lower --dataset.max_seq_len to " + limit + " or less"
+                                                                : "give samples of at most " + limit + " tokens"));
+  }
+
   /// --policy.path: a Hugging Face folder's tokenizer files and (unless resuming) weights, when
-  /// it has them; a shardkit checkpoint in another format is left to the trainer.
-  void load_folder(const std::string& path, bool weights) {
+  /// it has them; a shardkit checkpoint in another format is left to the trainer. `peft`: the
+  /// run trains adapters on these weights (what its log line says is saved).
+  void load_folder(const std::string& path, bool weights, bool peft, spdlog::logger* log) {
     if (!shardkit::is_hf_model_folder(path)) return;
     if (const auto type = shardkit::hf_model_type(path); type != "llama")
       throw shardkit::ConfigError("--policy.path=" + path + " holds a '" + type + "' model (config.json's model_type); "
                                   "the llama policy loads model_type 'llama' only");
+    // Every tokenizer file (chat_template.jinja included) goes into each checkpoint and merged_model/.
     for (const auto& name : shardkit::hf_tokenizer_files(path))
       tokenizer_files_[name] = shardkit::read_text_file((fs::path(path) / name).string());
+    if (log && fs::is_directory(fs::path(path) / "additional_chat_templates"))
+      log->warn("{}/additional_chat_templates/ (the base model's named chat templates) is not copied into the "
+                "checkpoints; its chat_template.jinja is", path);
     if (!weights) return;
     if (!shardkit::has_hf_weights(path)) {
       auto folder = fs::path(path).lexically_normal();
@@ -150,8 +177,28 @@ class LlamaPolicy final : public shardkit::Policy,
     }
     std::vector<std::string> ignored;
     if (config_.tie_word_embeddings) ignored.push_back("lm_head.weight");  // the same tensor as embed_tokens
-    shardkit::load_hf_weights(*this, path, ignored);
+    const auto stored = shardkit::load_hf_weights_with_dtypes(*this, path, ignored);
     loaded_ = true;
+    if (log) log->info("{}", stored_dtype_note(path, stored, peft));
+  }
+
+  /// What a user should know of the dtypes: those the base stores, and that training keeps and
+  /// saves the parameters' own (fp32 masters under any --accelerator.mixed_precision).
+  std::string stored_dtype_note(const std::string& path, const shardkit::StoredDtypes& stored, bool peft) const {
+    const auto kept = dtype_name(model->embed_tokens->weight.scalar_type());
+    std::string kinds;
+    bool same = true;
+    for (const auto& [dtype, count] : stored) {
+      kinds += (kinds.empty() ? "" : ", ") + dtype_name(dtype) + " (" + std::to_string(count) + " tensors)";
+      same = same && dtype_name(dtype) == kept;
+    }
+    const auto line = "--policy.path=" + path + " stores its weights in " + kinds;
+    if (same) return line + "; training keeps them and checkpoints save them in " + kept;
+    return line + ": training keeps " + kept + " master weights (what the optimizer steps; --accelerator."
+           "mixed_precision only computes in a lower precision) and saves them so: " +
+           (peft ? "the adapters of each checkpoint and merged_model/ (--peft.merge) hold " + kept
+                 : "each checkpoint's model.safetensors holds " + kept + " and its config.json says "
+                   "\"torch_dtype\": \"" + kept + "\"");
   }
 
   LlamaConfig config_;
@@ -159,6 +206,7 @@ class LlamaPolicy final : public shardkit::Policy,
   shardkit::llama::LlamaModel model{nullptr};
   shardkit::nn::LoraLinear lm_head{nullptr};
   bool loaded_ = false;
+  torch::ScalarType saved_dtype_ = torch::kFloat32;
   std::map<std::string, std::string> tokenizer_files_;
 };
 

@@ -7,6 +7,7 @@
 // says so through PretrainedWeightsLoader, so the trainer does not look for a checkpoint.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -32,6 +33,9 @@ bool has_hf_weights(const std::string& folder);
 /// the index places in a file is not there.
 std::map<std::string, at::Tensor> read_hf_weights(const std::string& folder);
 
+/// How many tensors a folder stores in each dtype.
+using StoredDtypes = std::map<at::ScalarType, std::int64_t>;
+
 /// Copies the folder's weights into `module`'s parameters of the same names, cast to each
 /// parameter's dtype (bf16 or fp16 files load into fp32 parameters). Strict, as transformers'
 /// from_pretrained is with no key left over: throws FormatError naming the key for a parameter
@@ -40,9 +44,30 @@ std::map<std::string, at::Tensor> read_hf_weights(const std::string& folder);
 void load_hf_weights(torch::nn::Module& module, const std::string& folder,
                      const std::vector<std::string>& ignored = {});
 
-/// Names of the tokenizer files present in `folder` (tokenizer.json, tokenizer_config.json,
-/// special_tokens_map.json, tokenizer.model, generation_config.json), which a complete model
-/// folder carries beside the weights.
+/// load_hf_weights(), returning the dtypes the folder stores (every tensor read, `ignored` ones
+/// included), so that a policy can say what it trains and saves instead.
+StoredDtypes load_hf_weights_with_dtypes(torch::nn::Module& module, const std::string& folder,
+                                         const std::vector<std::string>& ignored = {});
+
+/// Names, sorted, of the tokenizer files directly inside `folder`, which a complete model folder
+/// carries beside the weights: every file transformers' tokenizers save or read there
+/// (tokenizer.json, tokenizer_config.json, special_tokens_map.json, added_tokens.json,
+/// chat_template.jinja, chat_template.json, tokenizer.model*, vocab.*, merges.txt, sentencepiece
+/// models `*.model`, `*.spm`, `*.tiktoken`, tekken.json), any other `*.jinja` template, and
+/// generation_config.json. Weights, config.json and everything else are left out, as are
+/// sub-folders (is_tokenizer_file() says which names count).
 std::vector<std::string> hf_tokenizer_files(const std::string& folder);
+
+/// Whether a file named `name` (no folder) is one hf_tokenizer_files() lists.
+bool is_tokenizer_file(const std::string& name);
+
+/// The model_type values of Hugging Face folders that shardkit's built-in policies load
+/// (each the name of the policy that does: "llama").
+const std::vector<std::string>& supported_hf_model_types();
+
+/// The message for --policy.path=`folder`, a Hugging Face folder whose config.json says
+/// "model_type": `model_type` when no policy plugin of that name is loaded: it names the model
+/// types shardkit supports and what a user can do.
+std::string unsupported_hf_model_message(const std::string& folder, const std::string& model_type);
 
 }  // namespace shardkit

@@ -11,11 +11,12 @@
 namespace shardkit {
 
 /// The values of one log step, already reduced across ranks (losses averaged, timings as
-/// the maximum, samples/s for the whole cluster).
+/// the maximum, samples/s and tokens/s for the whole cluster).
 struct MetricsRow {
   std::int64_t step = 0;  ///< loop steps done
   /// Name -> value, in the order metrics.jsonl writes them: epoch, loss, lr, grad_norm,
-  /// samples_per_s, update_s, dataloading_s, elapsed_s, then the policy's own metrics
+  /// samples_per_s, tokens_per_s (only when the batches hold input_ids: a text run), update_s,
+  /// dataloading_s, elapsed_s, then the policy's own metrics
   /// (PolicyOutput::metrics) by name. NaN and infinities are possible (a diverging loss).
   std::vector<std::pair<std::string, double>> values;
 };

@@ -93,6 +93,9 @@ class ShardedBackend : public Backend {
   void model_state_loaded() override;
   /// The per-rank memory plan (after setup()).
   MemoryPlan plan() const;
+  /// The wrap unit ("model.layers.1 (LlamaDecoderLayer)") whose backward was running when an
+  /// exception left the last backward, "" when none was; forward() names its unit itself.
+  std::string unit_in_backward() const;
 
   class Engine;  ///< defined in core
 

@@ -21,16 +21,20 @@ void write_text_file(const std::string& path, const std::string& content) {
   std::size_t done = 0;
   while (done < content.size()) {
     const auto n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const std::string why = std::strerror(errno);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;  // no progress and no reason: never loop on it
       ::close(fd);
-      throw FormatError("cannot write " + path + ": " + why);
+      throw FormatError("cannot write " + path + ": " + std::strerror(err));
     }
     done += static_cast<std::size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0)
-    throw FormatError("cannot flush " + path + ": " + std::strerror(errno));
+  // A full disk may only show here (delayed allocation): both results count, and the
+  // descriptor is closed whatever fsync said.
+  const int synced = ::fsync(fd) == 0 ? 0 : errno;
+  const int closed = ::close(fd) == 0 ? 0 : errno;
+  if (synced != 0 || closed != 0)
+    throw FormatError("cannot flush " + path + ": " + std::strerror(synced != 0 ? synced : closed));
 }
 
 std::string read_text_file(const std::string& path) {

@@ -1,4 +1,5 @@
-// dcp::save_folder: every rank writes its items as torch.save blobs, rank 0 writes `.metadata` last.
+// dcp::save_folder: every rank writes its items as torch.save blobs, rank 0 writes `.metadata` last;
+// a failure on any rank fails the save on every rank.
 #include "shardkit/dcp/folder.hpp"
 
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <utility>
 
 #include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/jit/serialization/export.h>
@@ -20,6 +22,7 @@
 #include "shardkit/comm_support.hpp"
 #include "shardkit/dcp/metadata.hpp"
 #include "shardkit/error.hpp"
+#include "shardkit/error_text.hpp"
 #include "shardkit/files.hpp"
 #include "folder_plan.hpp"
 #include "object_item.hpp"
@@ -33,12 +36,18 @@ namespace {
 
 // One rank's data file: appended blob by blob (small pieces gathered in a buffer, large ones
 // written straight from their memory), fsynced before its results are shared.
+//
+// append() never throws. LibTorch's PyTorchStreamWriter calls it from inside miniz; an
+// exception there leaves the writer's position ahead of miniz's, and the writer's destructor,
+// which finishes an unfinished archive while the exception unwinds, then throws "unexpected
+// pos" from a destructor: std::terminate, SIGABRT. So the first failure (a full disk) is kept,
+// later bytes are dropped, and check() reports it once the writer is done with the blob.
 class DataFile {
  public:
-  explicit DataFile(const std::string& path) : path_(path) {
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd_ < 0) fail("cannot create");
-    buffer_.reserve(kBuffer);
+  explicit DataFile(std::string path) : path_(std::move(path)) {
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw FormatError(describe("cannot create", errno));
+    buffer_.reserve(kBuffer);  // append() then never allocates
   }
   ~DataFile() {
     if (fd_ >= 0) ::close(fd_);
@@ -47,16 +56,17 @@ class DataFile {
   DataFile& operator=(const DataFile&) = delete;
 
   std::int64_t size() const { return size_; }
-  void append(const void* data, std::size_t n) {
+  void append(const void* data, std::size_t n) noexcept {
+    size_ += static_cast<std::int64_t>(n);
+    if (error_ != 0) return;
     const auto* bytes = static_cast<const char*>(data);
     if (buffer_.size() + n <= kBuffer) {
       buffer_.insert(buffer_.end(), bytes, bytes + n);
-    } else {
-      flush();
-      if (n < kBuffer) buffer_.insert(buffer_.end(), bytes, bytes + n);
-      else write_all(bytes, n);
+      return;
     }
-    size_ += static_cast<std::int64_t>(n);
+    flush();
+    if (n < kBuffer) buffer_.insert(buffer_.end(), bytes, bytes + n);
+    else write_all(bytes, n);
   }
   /// Appends `bytes`; returns the offset it starts at.
   std::int64_t append(const std::vector<char>& bytes) {
@@ -64,33 +74,40 @@ class DataFile {
     append(bytes.data(), bytes.size());
     return at;
   }
+  /// Throws FormatError naming the file and the system's reason when a write failed.
+  void check() const {
+    if (error_ != 0) throw FormatError(describe("cannot write", error_));
+  }
   void finish() {
     flush();
-    if (::fsync(fd_) != 0) fail("cannot fsync");
-    if (::close(fd_) != 0) fail("cannot close");
-    fd_ = -1;
+    check();
+    if (::fsync(fd_) != 0) throw FormatError(describe("cannot fsync", errno));
+    const int fd = std::exchange(fd_, -1);  // closed even when close() reports an error
+    if (::close(fd) != 0) throw FormatError(describe("cannot close", errno));
   }
 
  private:
   static constexpr std::size_t kBuffer = std::size_t{1} << 20;
-  void flush() {
+  void flush() noexcept {
     write_all(buffer_.data(), buffer_.size());
     buffer_.clear();
   }
-  void write_all(const char* bytes, std::size_t n) {
+  void write_all(const char* bytes, std::size_t n) noexcept {
     std::size_t done = 0;
-    while (done < n) {
+    while (done < n && error_ == 0) {
       const auto w = ::write(fd_, bytes + done, n - done);
       if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) fail("cannot write");
-      done += static_cast<std::size_t>(w);
+      if (w < 0) error_ = errno;
+      else if (w == 0) error_ = EIO;  // no progress and no reason: never loop on it
+      else done += static_cast<std::size_t>(w);
     }
   }
-  [[noreturn]] void fail(const char* what) const {
-    throw FormatError("DCP save: " + std::string(what) + " " + path_ + ": " + std::strerror(errno));
+  std::string describe(const char* what, int err) const {
+    return "DCP save: " + std::string(what) + " " + path_ + ": " + std::strerror(err);
   }
   std::string path_;
   int fd_ = -1;
+  int error_ = 0;  ///< errno of the first failed write; 0 while every write succeeded
   std::int64_t size_ = 0;
   std::vector<char> buffer_;
 };
@@ -113,12 +130,26 @@ std::int64_t append_torch_save(DataFile& file, const torch::Tensor& tensor) {
   pickler.protocol();
   pickler.pushIValue(tensor);
   pickler.stop();
-  caffe2::serialize::PyTorchStreamWriter writer([&](const void* bytes, size_t n) {
-    file.append(bytes, n);
+  caffe2::serialize::PyTorchStreamWriter writer([&file](const void* bytes, size_t n) -> size_t {
+    file.append(bytes, n);  // never throws: a failed write is reported by file.check() below
     return n;
   });
-  torch::jit::writeArchiveAndTensors("data", pickled.data(), pickled.size(), pickler.tensorData(), writer);
-  writer.writeEndOfFile();
+  try {
+    torch::jit::writeArchiveAndTensors("data", pickled.data(), pickled.size(), pickler.tensorData(), writer);
+    writer.writeEndOfFile();
+  } catch (...) {
+    // ~PyTorchStreamWriter finishes an unfinished archive, and a second error there would be
+    // thrown from a destructor (std::terminate): finish it here, where that error can give way
+    // to the first. writeEndOfFile() marks the writer finished even when it throws.
+    if (!writer.finalized()) {
+      try {
+        writer.writeEndOfFile();
+      } catch (...) {
+      }
+    }
+    throw;
+  }
+  file.check();
   return file.size() - start;
 }
 
@@ -180,46 +211,84 @@ void maybe_die_for_test(int rank) {
     ::kill(::getpid(), SIGKILL);
 }
 
+// What a rank tells the others after each step of a save: done (with its results), or why
+// not. Every rank then gives up together when any failed, instead of some going on to the
+// next collective while the one that failed has left.
+constexpr char kDone = 'D', kFailed = 'F';
+
+std::string report_done(const std::string& results) { return kDone + results; }
+std::string report_failed(const std::exception& error) {
+  const auto text = one_line_message(error);
+  return kFailed + (text.empty() ? std::string("an error without a message") : text);
+}
+
+/// Throws FormatError with the first failure among every rank's `reports`, on every rank.
+void give_up_on_any_failure(const std::vector<std::string>& reports) {
+  for (const auto& report : reports)
+    if (report.empty() || report[0] != kDone)
+      throw FormatError(report.empty() ? std::string("DCP save: a rank sent no report") : report.substr(1));
+}
+
+// Writes and fsyncs this rank's data file in `dir`; returns what it wrote where.
+std::vector<WrittenChunk> write_data_file(const ShardedState& state, const std::string& prefix,
+                                          const std::string& dir, int rank) {
+  make_directories(dir);
+  std::vector<WrittenChunk> mine;
+  DataFile file((fs::path(dir) / data_file_name(rank)).string());
+  for (const auto& [key, entry] : state.tensors) {
+    if (key.rfind(prefix, 0) != 0) continue;
+    if (!entry.replicas.saved_here()) continue;  // one copy of identical data is written
+    for (const auto& chunk : entry.chunks) {
+      WrittenChunk written{key, dcp_dtype(entry.dtype), entry.global_shape, chunk.box.offsets,
+                           chunk.box.sizes, rank, file.size(), 0};
+      written.length = append_torch_save(file, exact_storage(chunk.data));
+      mine.push_back(std::move(written));
+    }
+  }
+  for (const auto& [key, value] : state.objects) {
+    if (key.rfind(prefix, 0) != 0 || rank != 0) continue;  // every rank holds the same values
+    const auto blob = encode_object(value);
+    WrittenChunk written{key, "", {}, {}, {}, rank, 0, static_cast<std::int64_t>(blob.size()), true};
+    written.file_offset = file.append(blob);
+    file.check();
+    mine.push_back(std::move(written));
+  }
+  file.finish();
+  return mine;
+}
+
 }  // namespace
 
 void save_folder(const ShardedState& state, const std::string& prefix, const std::string& dir,
                  CommGroup* group) {
   const auto alone = group ? nullptr : make_local_group("dcp");
   CommGroup& world = group ? *group : *alone;
-  make_directories(dir);
   const int rank = world.rank();
-  std::vector<WrittenChunk> mine;
-  {
-    DataFile file((fs::path(dir) / data_file_name(rank)).string());
-    for (const auto& [key, entry] : state.tensors) {
-      if (key.rfind(prefix, 0) != 0) continue;
-      if (!entry.replicas.saved_here()) continue;  // one copy of identical data is written
-      for (const auto& chunk : entry.chunks) {
-        WrittenChunk written{key, dcp_dtype(entry.dtype), entry.global_shape, chunk.box.offsets,
-                             chunk.box.sizes, rank, file.size(), 0};
-        written.length = append_torch_save(file, exact_storage(chunk.data));
-        mine.push_back(std::move(written));
-      }
-    }
-    for (const auto& [key, value] : state.objects) {
-      if (key.rfind(prefix, 0) != 0 || rank != 0) continue;  // every rank holds the same values
-      const auto blob = encode_object(value);
-      WrittenChunk written{key, "", {}, {}, {}, rank, 0, static_cast<std::int64_t>(blob.size()), true};
-      written.file_offset = file.append(blob);
-      mine.push_back(std::move(written));
-    }
-    file.finish();
+  std::string mine;
+  try {
+    mine = report_done(encode_written(write_data_file(state, prefix, dir, rank)));
+  } catch (const std::exception& e) {
+    mine = report_failed(e);
   }
   maybe_die_for_test(rank);
   // The gather is the barrier: once rank 0 has every rank's results, every data file is durable.
-  const auto all = world.all_gather_bytes(encode_written(mine));
-  if (rank != 0) return;
-  std::vector<WrittenChunk> chunks;
-  for (const auto& text : all) {
-    auto decoded = decode_written(text);
-    chunks.insert(chunks.end(), decoded.begin(), decoded.end());
+  const auto all = world.all_gather_bytes(mine);
+  give_up_on_any_failure(all);
+  std::string metadata = report_done("");
+  if (rank == 0) {
+    try {
+      std::vector<WrittenChunk> chunks;
+      for (const auto& text : all) {
+        auto decoded = decode_written(text.substr(1));
+        chunks.insert(chunks.end(), decoded.begin(), decoded.end());
+      }
+      write_text_file((fs::path(dir) / ".metadata").string(), write_metadata(build_metadata(chunks, dir)));
+    } catch (const std::exception& e) {
+      metadata = report_failed(e);
+    }
   }
-  write_text_file((fs::path(dir) / ".metadata").string(), write_metadata(build_metadata(chunks, dir)));
+  // Rank 0's word on `.metadata`: a folder without it is every rank's failure.
+  give_up_on_any_failure(world.all_gather_bytes(metadata));
 }
 
 void save_checkpoint(const ShardedState& state, const std::string& dir, CommGroup* world) {

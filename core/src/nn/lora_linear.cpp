@@ -1,15 +1,31 @@
-// LoraLinear: the base linear map plus an optional low-rank adapter, as PEFT's lora.Linear.
+// LoRA layers: PEFT's adapter pair, and LoraLinear, the base linear map plus an optional
+// low-rank adapter, as PEFT's lora.Linear.
 #include "shardkit/nn/lora_linear.hpp"
 
 #include <torch/nn/functional/linear.h>
 #include <torch/nn/init.h>
 
 #include <cmath>
+#include <string>
 
 #include "shardkit/error.hpp"
 #include "shardkit/nn/dropout.hpp"
 
 namespace shardkit::nn {
+
+LoraPair register_lora_pair(torch::nn::Module& owner, std::int64_t in_features, std::int64_t out_features,
+                            std::int64_t r, const torch::TensorOptions& like) {
+  if (r < 1) throw ConfigError("LoRA rank r must be at least 1, got " + std::to_string(r));
+  // PEFT's init_lora_weights=True: A as a fresh Linear (kaiming-uniform, a = sqrt(5)), B zeros.
+  LoraPair pair;
+  pair.A = owner.register_module("lora_A", torch::nn::Linear(torch::nn::LinearOptions(in_features, r).bias(false)));
+  pair.B = owner.register_module("lora_B", torch::nn::Linear(torch::nn::LinearOptions(r, out_features).bias(false)));
+  pair.A->to(like.device(), like.dtype().toScalarType());
+  pair.B->to(like.device(), like.dtype().toScalarType());
+  torch::NoGradGuard no_grad;
+  pair.B->weight.zero_();
+  return pair;
+}
 
 LoraLinearImpl::LoraLinearImpl(std::int64_t in_features, std::int64_t out_features, bool bias)
     : torch::nn::Module("LoraLinear"), in_features_(in_features), out_features_(out_features) {
@@ -25,17 +41,9 @@ LoraLinearImpl::LoraLinearImpl(std::int64_t in_features, std::int64_t out_featur
 
 void LoraLinearImpl::enable_lora(std::int64_t r, double alpha, double dropout) {
   if (lora_enabled()) throw RuntimeError("LoRA is already enabled on this LoraLinear");
-  if (r < 1) throw ConfigError("LoRA rank r must be at least 1, got " + std::to_string(r));
-  const auto options = weight.options();
-  // PEFT's init_lora_weights=True: A as a fresh Linear (kaiming-uniform, a = sqrt(5)), B zeros.
-  lora_A = register_module("lora_A", torch::nn::Linear(torch::nn::LinearOptions(in_features_, r).bias(false)));
-  lora_B = register_module("lora_B", torch::nn::Linear(torch::nn::LinearOptions(r, out_features_).bias(false)));
-  lora_A->to(options.device(), options.dtype().toScalarType());
-  lora_B->to(options.device(), options.dtype().toScalarType());
-  {
-    torch::NoGradGuard no_grad;
-    lora_B->weight.zero_();
-  }
+  const auto pair = register_lora_pair(*this, in_features_, out_features_, r, weight.options());
+  lora_A = pair.A;
+  lora_B = pair.B;
   weight.set_requires_grad(false);
   if (bias.defined()) bias.set_requires_grad(false);
   scaling_ = alpha / static_cast<double>(r);

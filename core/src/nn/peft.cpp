@@ -6,10 +6,13 @@
 
 #include <algorithm>
 
+#include "shardkit/causal_lm.hpp"
 #include "shardkit/comma_list.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/json_text.hpp"
+#include "shardkit/nn/attention.hpp"
 #include "shardkit/nn/lora_linear.hpp"
+#include "shardkit/policy.hpp"
 
 namespace shardkit {
 
@@ -33,14 +36,23 @@ std::string last_component(const std::string& name) {
   return dot == std::string::npos ? name : name.substr(dot + 1);
 }
 
+// Whether dotted `name` has the component `component` ("a.lora_A.weight" has "lora_A").
+bool has_component(const std::string& name, const std::string& component) {
+  return ("." + name + ".").find("." + component + ".") != std::string::npos;
+}
+
+std::string joined(const std::vector<std::string>& items, const std::string& separator) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
+  return out;
+}
+
 // "q_proj, k_proj, ..." (the distinct last components, in order) for messages.
 std::string module_kinds(const std::vector<std::string>& names) {
   std::vector<std::string> kinds;
   for (const auto& n : names)
     if (const auto k = last_component(n); std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
-  std::string out;
-  for (const auto& k : kinds) out += (out.empty() ? "" : ", ") + k;
-  return out;
+  return joined(kinds, ", ");
 }
 
 std::string json_list(const std::vector<std::string>& items) {
@@ -50,6 +62,36 @@ std::string json_list(const std::vector<std::string>& items) {
   return out + "]";
 }
 
+// A module that can carry adapters, found under the root: a LoraLinear or an attention.
+struct Capable {
+  std::string name;
+  std::shared_ptr<torch::nn::Module> module;
+  std::shared_ptr<nn::LoraLinearImpl> linear;               ///< set for a LoraLinear
+  std::shared_ptr<nn::MultiheadAttentionImpl> attention;    ///< set for an attention
+  /// Whether all-linear takes it: a Linear, not an attention (PEFT adapts torch's
+  /// MultiheadAttention only when its module is named).
+  bool is_linear() const { return linear != nullptr; }
+  void enable(const LoraOptions& o) const {
+    if (linear) linear->enable_lora(o.r, o.lora_alpha, o.lora_dropout);
+    else nn::enable_lora(*attention, o.r, o.lora_alpha);
+  }
+};
+
+// "the modules that can take adapters are ..." for the refusals.
+std::string capable_text(const std::vector<std::string>& capable_names) {
+  return "the modules that can take adapters are " +
+         (capable_names.empty() ? std::string("none") : module_kinds(capable_names)) + " (" +
+         std::to_string(capable_names.size()) + " modules, e.g. " +
+         (capable_names.empty() ? std::string("-") : capable_names.front()) + "), or --peft.target_modules=all-linear";
+}
+
+// The names a user reaches for when the attention is torch's MultiheadAttention (LeRobot's ACT),
+// which has no q/k/v modules and whose out_proj PEFT can only adapt through the attention.
+bool names_a_packed_projection(const std::string& target) {
+  const auto last = last_component(target);
+  return last == "q_proj" || last == "k_proj" || last == "v_proj" || last == "in_proj" || last == "in_proj_weight" ||
+         last == "out_proj";
+}
 
 }  // namespace
 
@@ -68,37 +110,59 @@ LoraOptions LoraOptions::from_config(const Config& config, const std::vector<std
   return o;
 }
 
+LoraOptions LoraOptions::from_config(const Config& config, const Policy& policy) {
+  const auto* targets = dynamic_cast<const LoraTargetsPolicy*>(&policy);
+  auto o = from_config(config, targets ? targets->default_lora_targets() : std::vector<std::string>{});
+  o.task_type = dynamic_cast<const CausalLanguageModel*>(&policy) != nullptr ? "CAUSAL_LM" : "";
+  return o;
+}
+
 bool peft_enabled(const Config& config) {
   return config.has("peft.method_type") && !config.get_string("peft.method_type").empty();
 }
 
 LoraSummary apply_lora(torch::nn::Module& root, const LoraOptions& options) {
-  std::vector<std::pair<std::string, std::shared_ptr<nn::LoraLinearImpl>>> capable;
-  std::vector<std::string> all_modules;
+  std::vector<Capable> capable;
+  std::vector<std::string> all_modules, capable_names;
+  bool has_attention = false;
   for (const auto& item : root.named_modules("", /*include_self=*/false)) {
     all_modules.push_back(item.key());
-    if (auto linear = std::dynamic_pointer_cast<nn::LoraLinearImpl>(item.value()))
-      capable.emplace_back(item.key(), linear);
+    auto linear = std::dynamic_pointer_cast<nn::LoraLinearImpl>(item.value());
+    auto attention = std::dynamic_pointer_cast<nn::MultiheadAttentionImpl>(item.value());
+    if (linear || attention) {
+      capable.push_back({item.key(), item.value(), linear, attention});
+      capable_names.push_back(item.key());
+      has_attention = has_attention || attention != nullptr;
+    }
   }
-  std::vector<std::string> capable_names;
-  for (const auto& [name, _] : capable) capable_names.push_back(name);
   const bool all_linear =
       options.target_modules.size() == 1 && options.target_modules.front() == "all-linear";
+  const auto targets_flag = "--peft.target_modules=" + joined(options.target_modules, ",");
 
-  LoraSummary summary;
+  // Every refusal comes before anything is changed.
+  if (options.r < 1) throw ConfigError("--peft.r=" + std::to_string(options.r) + ": the LoRA rank must be at least 1");
   if (!all_linear) {
+    std::vector<std::string> problems;
+    bool packed_hint = false;
     for (const auto& target : options.target_modules) {
       if (std::any_of(capable_names.begin(), capable_names.end(), [&](const auto& n) { return matches(n, target); }))
         continue;
       const bool elsewhere = std::any_of(all_modules.begin(), all_modules.end(), [&](const auto& n) { return matches(n, target); });
-      throw ConfigError("--peft.target_modules: '" + target + "' " +
-                        (elsewhere ? std::string("names modules that cannot carry LoRA adapters")
-                                   : std::string("matches no module of the policy")) +
-                        "; the modules that can take adapters are " +
-                        (capable_names.empty() ? std::string("none") : module_kinds(capable_names)) + " (" +
-                        std::to_string(capable_names.size()) + " modules, e.g. " +
-                        (capable_names.empty() ? std::string("-") : capable_names.front()) +
-                        "), or --peft.target_modules=all-linear");
+      problems.push_back("'" + target + "' " +
+                         (elsewhere ? std::string("names modules that cannot carry LoRA adapters")
+                                    : std::string("matches no module of the policy")));
+      packed_hint = packed_hint || (has_attention && names_a_packed_projection(target));
+    }
+    if (!problems.empty()) {
+      std::string hint;
+      if (packed_hint) {
+        const auto attention = std::find_if(capable.begin(), capable.end(), [](const Capable& c) { return !c.is_linear(); });
+        hint = ". The attention here is torch's nn.MultiheadAttention (as in LeRobot's ACT): q, k and v are packed in "
+               "one in_proj_weight and out_proj's own forward is never called, so PEFT adapts such an attention only "
+               "whole; name the attention module (e.g. '" + last_component(attention->name) +
+               "') to put adapters on its in-projection and out_proj";
+      }
+      throw ConfigError(targets_flag + ": " + joined(problems, ", ") + "; " + capable_text(capable_names) + hint);
     }
   }
   for (const auto& target : options.full_training_modules)
@@ -106,15 +170,35 @@ LoraSummary apply_lora(torch::nn::Module& root, const LoraOptions& options) {
       throw ConfigError("--peft.full_training_modules: '" + target + "' matches no module of the policy; its modules "
                         "are named " + module_kinds(all_modules));
 
+  std::vector<const Capable*> chosen;
+  for (const auto& c : capable)
+    if (all_linear ? c.is_linear() && last_component(c.name) != "lm_head" : matches_any(c.name, options.target_modules))
+      chosen.push_back(&c);
+  bool full_training_parameters = false;
+  for (const auto& item : root.named_modules("", /*include_self=*/false))
+    if (matches_any(item.key(), options.full_training_modules) && !item.value()->parameters().empty())
+      full_training_parameters = true;
+  // Training nothing would fail at the first backward ("element 0 of tensors does not require grad").
+  if (chosen.empty() && !full_training_parameters)
+    throw ConfigError(targets_flag + ": LoRA would train 0 parameters: " +
+                      (all_linear ? std::string("all-linear takes every LoRA-capable Linear but lm_head, and the policy "
+                                                "has none (attention modules are adapted only when named)")
+                                  : std::string("no module takes an adapter")) +
+                      (options.full_training_modules.empty()
+                           ? std::string()
+                           : " and --peft.full_training_modules=" + joined(options.full_training_modules, ",") +
+                                 " holds no parameters") +
+                      "; " + capable_text(capable_names));
+
   // Freeze everything, then open the adapters and the full-training modules.
+  LoraSummary summary;
   for (auto& p : root.parameters()) p.set_requires_grad(false);
-  for (const auto& [name, linear] : capable) {
-    const bool chosen = all_linear ? last_component(name) != "lm_head" : matches_any(name, options.target_modules);
-    if (!chosen) continue;
-    linear->enable_lora(options.r, options.lora_alpha, options.lora_dropout);
-    summary.adapted.push_back(name);
-    summary.adapter_parameters.insert(name + ".lora_A.weight");
-    summary.adapter_parameters.insert(name + ".lora_B.weight");
+  for (const auto* c : chosen) {
+    c->enable(options);
+    summary.adapted.push_back(c->name);
+    for (const auto& p : c->module->named_parameters(/*recurse=*/true))
+      if (has_component(p.key(), "lora_A") || has_component(p.key(), "lora_B"))
+        summary.adapter_parameters.insert(c->name + "." + p.key());
   }
   for (const auto& item : root.named_modules("", /*include_self=*/false))
     if (matches_any(item.key(), options.full_training_modules))
@@ -170,7 +254,9 @@ std::string adapter_config_json(const LoraOptions& o, const std::string& base_mo
                                                                                     : json_list(o.target_modules)) +
          ",\n"
          "  \"target_parameters\": null,\n"
-         "  \"task_type\": \"CAUSAL_LM\",\n"
+         "  \"task_type\": " +
+         (o.task_type.empty() ? std::string("null") : "\"" + json_escape(o.task_type) + "\"") +
+         ",\n"
          "  \"trainable_token_indices\": null,\n"
          "  \"use_bdlora\": null,\n"
          "  \"use_dora\": false,\n"
@@ -187,12 +273,23 @@ void merge_lora_weights(std::map<std::string, at::Tensor>& tensors, double scali
     if (name.size() > a_suffix.size() && name.compare(name.size() - a_suffix.size(), a_suffix.size(), a_suffix) == 0)
       modules.push_back(name.substr(0, name.size() - a_suffix.size()));
   for (const auto& m : modules) {
-    const auto a = tensors.find(m + ".lora_A.weight"), b = tensors.find(m + ".lora_B.weight"),
-               w = tensors.find(m + ".weight");
+    // PEFT's wrappers put "base_layer" into adapter names ("<attn>.base_layer.out_proj" adapts
+    // "<attn>.out_proj"); the base weights never have it.
+    std::string base = "." + m + ".";
+    for (auto pos = base.find(".base_layer."); pos != std::string::npos; pos = base.find(".base_layer."))
+      base.erase(pos, std::string(".base_layer").size());
+    base = base.substr(1, base.size() - 2);
+    const auto a = tensors.find(m + ".lora_A.weight"), b = tensors.find(m + ".lora_B.weight");
+    auto w = tensors.find(base + ".weight");
+    if (w == tensors.end()) w = tensors.find(base + ".in_proj_weight");  // an attention's packed q, k, v
     if (b == tensors.end() || w == tensors.end())
       throw FormatError("merging LoRA adapters: " + m + " has lora_A but no " +
-                        (b == tensors.end() ? "lora_B.weight" : "base weight"));
+                        (b == tensors.end() ? "lora_B.weight"
+                                            : "base weight (" + base + ".weight or " + base + ".in_proj_weight)"));
     const auto delta = at::matmul(b->second.to(at::kFloat), a->second.to(at::kFloat)) * scaling;
+    if (delta.sizes() != w->second.sizes())
+      throw FormatError("merging LoRA adapters: " + m + "'s lora_B x lora_A is " + c10::str(delta.sizes()) + ", but " +
+                        w->first + " is " + c10::str(w->second.sizes()));
     w->second = (w->second.to(at::kFloat) + delta).to(w->second.scalar_type());
     tensors.erase(a);
     tensors.erase(b);

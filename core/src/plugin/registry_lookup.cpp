@@ -58,15 +58,17 @@ std::shared_ptr<Plugin> Registry::create(const std::string& kind, const std::str
   const LoadedPlugin& plugin = get(kind, name);
   const std::string what = describe(kind, name);
   std::shared_ptr<Plugin> object;
+  // A shardkit error keeps its class; anything else is a failure nothing expected (a
+  // RuntimeError, exit 1), not a plugin the loader refused (PluginError, exit 2).
   try {
     object = plugin.descriptor->factory(context);
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
-    throw PluginError(what + " failed to start: " + e.what() + " (plugin " + plugin.file + ")");
+    throw RuntimeError(what + " failed to start: " + e.what() + " (plugin " + plugin.file + ")");
   } catch (...) {
-    throw PluginError(what + " failed to start: it threw a non-standard exception (plugin " +
-                      plugin.file + ")");
+    throw RuntimeError(what + " failed to start: it threw a non-standard exception (plugin " +
+                       plugin.file + ")");
   }
   if (!object)
     throw PluginError(what + " failed to start: its factory returned no object (plugin " +

@@ -154,9 +154,21 @@ void ShardedBackend::Engine::begin_micro_step(bool sync) {
   forward_order_.clear();
   end_queued_ = false;
   reducing_ = kNone;
+  in_backward_ = kNone;
 }
 
 PolicyOutput ShardedBackend::Engine::forward(Policy& policy, const Batch& batch) {
+  in_forward_.clear();
+  try {
+    return forward_in_units(policy, batch);
+  } catch (...) {
+    // A LibTorch error inside a unit's forward names the unit (the innermost one still open).
+    const auto* block = in_forward_.empty() ? nullptr : in_forward_.back();
+    rethrow_with_context({.module = block ? describe_unit(unit_of(*block)) : std::string()});
+  }
+}
+
+PolicyOutput ShardedBackend::Engine::forward_in_units(Policy& policy, const Batch& batch) {
   // Units outside blocks (the root) are gathered for the whole forward and backward.
   for (std::size_t u = 0; u < units_.size(); ++u)
     if (is_root_[u]) units_[u]->unshard();
@@ -182,8 +194,19 @@ PolicyOutput ShardedBackend::Engine::forward(Policy& policy, const Batch& batch)
   return output;
 }
 
+std::string ShardedBackend::Engine::describe_unit(std::size_t u) const {
+  for (const auto& [block, index] : unit_of_block_)
+    if (index == u) return units_[u]->name() + " (" + block->name() + ")";
+  return units_[u]->name();
+}
+
+std::string ShardedBackend::Engine::unit_in_backward() const {
+  return in_backward_ == kNone ? std::string() : describe_unit(in_backward_);
+}
+
 void ShardedBackend::Engine::pre_forward(nn::BlockBase& block) {
   const auto u = unit_of(block);
+  in_forward_.push_back(&block);
   units_[u]->unshard();
   if (!step_[u].forwarded) forward_order_.push_back(u);
   step_[u].forwarded = true;
@@ -198,6 +221,7 @@ void ShardedBackend::Engine::pre_forward(nn::BlockBase& block) {
 
 void ShardedBackend::Engine::post_forward(nn::BlockBase& block, nn::TensorList& outputs) {
   const auto u = unit_of(block);
+  if (!in_forward_.empty() && in_forward_.back() == &block) in_forward_.pop_back();
   if (torch::GradMode::is_enabled())
     for (auto& t : outputs)
       if (t.defined() && t.requires_grad()) t = PreBackward::apply(t, this, static_cast<std::int64_t>(u));
@@ -209,6 +233,7 @@ void ShardedBackend::Engine::pre_backward(std::size_t u) {
   auto& s = step_[u];
   if (s.pre_backward_done) return;
   s.pre_backward_done = true;
+  in_backward_ = u;
   units_[u]->unshard();
   if (!options_.prefetch) return;
   // Prefetch the unit that ran before this one in forward: its backward comes next.
@@ -236,6 +261,7 @@ void ShardedBackend::Engine::post_backward(std::size_t u) {
   auto& s = step_[u];
   if (s.post_backward_done) return;
   s.post_backward_done = true;
+  if (in_backward_ == u) in_backward_ = kNone;
   if (sync_) {
     // One reduction in flight: it overlaps the next unit's backward, and its buffers are
     // freed before the next one allocates (all units' at once would cost a model's worth).

@@ -3,6 +3,7 @@
 
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <spdlog/logger.h>
@@ -29,6 +30,9 @@ class ShardedBackend::Engine {
   void model_state(ShardedState& state) const;
   void model_state_loaded();
   MemoryPlan plan() const;
+  /// The wrap unit whose backward was running ("model.layers.1 (LlamaDecoderLayer)"), for an
+  /// exception that left backward; "" when none was (the root's part of backward).
+  std::string unit_in_backward() const;
 
   /// Called from the backward function attached to a unit's outputs.
   void pre_backward(std::size_t unit);
@@ -43,6 +47,8 @@ class ShardedBackend::Engine {
     bool forwarded = false, pre_backward_done = false, post_backward_done = false;
   };
   void install_hooks();
+  /// forward() without the naming of the unit an exception came from.
+  PolicyOutput forward_in_units(Policy& policy, const Batch& batch);
   void pre_forward(nn::BlockBase& block);
   void post_forward(nn::BlockBase& block, nn::TensorList& outputs);
   void grad_ready(std::size_t unit);
@@ -77,6 +83,12 @@ class ShardedBackend::Engine {
   bool end_queued_ = false;
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
   std::size_t reducing_ = kNone;  // the unit whose gradient reduction is in flight
+  // Where an exception came from: the blocks whose forward began and has not ended (innermost
+  // last), and the unit whose backward began last and has not ended.
+  std::vector<const nn::BlockBase*> in_forward_;
+  std::size_t in_backward_ = kNone;
+  /// "blocks.0 (FixtureBlock)": unit `u`'s name and its block's class, for error messages.
+  std::string describe_unit(std::size_t u) const;
 };
 
 }  // namespace shardkit

@@ -18,5 +18,6 @@ void ShardedBackend::after_optimizer_step() { engine_->after_optimizer_step(); }
 void ShardedBackend::model_state(ShardedState& state) { engine_->model_state(state); }
 void ShardedBackend::model_state_loaded() { engine_->model_state_loaded(); }
 MemoryPlan ShardedBackend::plan() const { return engine_->plan(); }
+std::string ShardedBackend::unit_in_backward() const { return engine_->unit_in_backward(); }
 
 }  // namespace shardkit

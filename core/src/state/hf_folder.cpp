@@ -5,6 +5,7 @@
 #include <c10/util/StringUtil.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <set>
@@ -105,7 +106,14 @@ std::map<std::string, at::Tensor> read_hf_weights(const std::string& folder) {
 }
 
 void load_hf_weights(torch::nn::Module& module, const std::string& folder, const std::vector<std::string>& ignored) {
+  load_hf_weights_with_dtypes(module, folder, ignored);
+}
+
+StoredDtypes load_hf_weights_with_dtypes(torch::nn::Module& module, const std::string& folder,
+                                         const std::vector<std::string>& ignored) {
   auto saved = read_hf_weights(folder);
+  StoredDtypes stored;
+  for (const auto& [name, tensor] : saved) ++stored[tensor.scalar_type()];
   auto params = module.named_parameters();
   torch::NoGradGuard no_grad;
   for (auto& item : params) {
@@ -127,14 +135,45 @@ void load_hf_weights(torch::nn::Module& module, const std::string& folder, const
                       (saved.size() > 1 ? " (and " + std::to_string(saved.size() - 1) + " more)" : "") +
                       ", which the model has no parameter for (unexpected key); does config.json describe "
                       "these weights?");
+  return stored;
+}
+
+bool is_tokenizer_file(const std::string& name) {
+  // transformers' tokenizer file names (tokenization_utils_base.py and the models' vocab_files_names).
+  static const std::set<std::string> exact = {"special_tokens_map.json", "added_tokens.json", "chat_template.json",
+                                              "merges.txt", "tekken.json", "generation_config.json"};
+  const auto starts = [&](const std::string& prefix) { return name.rfind(prefix, 0) == 0; };
+  const auto ends = [&](const std::string& suffix) {
+    return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (name.empty() || name[0] == '.') return false;
+  return exact.count(name) || starts("tokenizer.") || name == "tokenizer_config.json" || starts("vocab.") ||
+         ends(".jinja") || ends(".model") || ends(".spm") || ends(".tiktoken");
 }
 
 std::vector<std::string> hf_tokenizer_files(const std::string& folder) {
   std::vector<std::string> present;
-  for (const auto* name : {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.model",
-                           "generation_config.json"})
-    if (fs::is_regular_file(fs::path(folder) / name)) present.emplace_back(name);
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    const auto name = entry.path().filename().string();
+    if (entry.is_regular_file(ec) && is_tokenizer_file(name)) present.push_back(name);
+  }
+  std::sort(present.begin(), present.end());
   return present;
+}
+
+const std::vector<std::string>& supported_hf_model_types() {
+  static const std::vector<std::string> types = {"llama"};
+  return types;
+}
+
+std::string unsupported_hf_model_message(const std::string& folder, const std::string& model_type) {
+  std::string types;
+  for (const auto& t : supported_hf_model_types()) types += (types.empty() ? "'" : ", '") + t + "'";
+  return "--policy.path=" + folder + " holds a '" + model_type + "' model (config.json's model_type), and shardkit " +
+         "has no policy for it: the Hugging Face model types it supports are " + types +
+         " (each trained by the policy of that name); use a model of a supported type, or write a policy plugin "
+         "named '" + model_type + "' (docs/plugins.md)";
 }
 
 }  // namespace shardkit

@@ -15,6 +15,7 @@
 #include "shardkit/files.hpp"
 #include "shardkit/safetensors.hpp"
 #include "shardkit/safetensors_torch.hpp"
+#include "checkpoint_manifest.hpp"
 
 namespace shardkit::train {
 namespace fs = std::filesystem;
@@ -29,7 +30,8 @@ std::string training_step_json(const TrainingStep& s) {
          ", \"dp_shard\": " + std::to_string(s.dp_shard) + "}" +
          ",\n  \"data\": {\"epoch\": " + std::to_string(s.data.epoch) +
          ", \"batch_in_epoch\": " + std::to_string(s.data.batch_in_epoch) +
-         ", \"samples_seen\": " + std::to_string(s.samples_seen) + "}\n}\n";
+         ", \"samples_seen\": " + std::to_string(s.samples_seen) + "}" +
+         ",\n  \"log_window\": " + log_window_json(s.log_window) + "\n}\n";
 }
 
 namespace {
@@ -69,6 +71,10 @@ TrainingStep read_training_step(const std::string& path) {
   s.data.epoch = int_field(data, "epoch", path);
   s.data.batch_in_epoch = int_field(data, "batch_in_epoch", path);
   s.samples_seen = int_field(data, "samples_seen", path);
+  if (const auto* w = o.if_contains("log_window")) {  // older checkpoints have none: an empty window
+    if (!w->is_object()) throw FormatError(path + ": field 'log_window' is not an object");
+    s.log_window = read_log_window(w->as_object(), path);
+  }
   if (s.step < 0 || s.batch_size < 1 || s.grad_accum_steps < 1 || s.dp_world_size < 1)
     throw FormatError(path + ": values out of range");
   return s;
@@ -119,16 +125,24 @@ void check_scheduler_matches_step(const std::string& dir, std::int64_t recorded_
                     "or restore the files of this one");
 }
 
-void check_checkpoint_dir(const std::string& dir) {
+std::string checkpoint_files_problem(const std::string& dir) {
   if (!fs::is_directory(dir))
-    throw FormatError("checkpoint folder " + dir + " does not exist; point --config_path at "
-                      "<output_dir>/checkpoints/<step>/pretrained_model/train_config.json");
+    return "checkpoint folder " + dir + " does not exist; point --config_path at "
+           "<output_dir>/checkpoints/<step>/pretrained_model/train_config.json";
   std::string missing;
   for (const auto& f : required_checkpoint_files())
     if (!fs::is_regular_file(fs::path(dir) / f)) missing += (missing.empty() ? "" : ", ") + f;
-  if (!missing.empty())
-    throw FormatError(dir + " is not a complete shardkit checkpoint (missing: " + missing +
-                      "); resume from another step under checkpoints/, e.g. checkpoints/last");
+  if (missing.empty()) return "";
+  return dir + " is not a complete shardkit checkpoint (missing: " + missing + ")";
+}
+
+void check_checkpoint_dir(const std::string& dir) {
+  // A checkpoint that is missing or incomplete is the wrong thing to resume from: a
+  // configuration error (exit 2), unlike a damaged file of a complete one (FormatError, exit 1).
+  const auto problem = checkpoint_files_problem(dir);
+  if (problem.empty()) return;
+  if (!fs::is_directory(dir)) throw ConfigError(problem);
+  throw ConfigError(problem + "; nothing was changed. " + other_checkpoint_advice(dir));
 }
 
 void save_rng_state(const std::string& path) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "data_loader.hpp"
+#include "log_window.hpp"
 
 namespace shardkit::train {
 
@@ -20,6 +21,7 @@ struct TrainingStep {
   std::int64_t dp_shard = 1;
   DataPosition data;
   std::int64_t samples_seen = 0;  ///< per dp rank... summed over the cluster
+  LogWindow log_window;           ///< what the next log line averages so far (absent before: empty)
 };
 
 std::string training_step_json(const TrainingStep& step);
@@ -32,8 +34,11 @@ std::string step_dir_name(std::int64_t step, std::int64_t total_steps);
 /// The files every complete checkpoint has (relative to its folder), besides the format's.
 const std::vector<std::string>& required_checkpoint_files();
 
-/// Throws FormatError when `dir` is not a complete checkpoint, naming what is missing
-/// and how to pick a valid one.
+/// "" when `dir` holds every required_checkpoint_files(); otherwise what is missing.
+std::string checkpoint_files_problem(const std::string& dir);
+
+/// Throws ConfigError when `dir` is not a complete checkpoint, naming what is missing
+/// and the newest other complete checkpoint to resume from (other_checkpoint_advice).
 void check_checkpoint_dir(const std::string& dir);
 
 /// Whether `name` is a step folder's name as step_dir_name() writes it (digits only).

@@ -31,20 +31,6 @@ std::string hex64(std::uint64_t v) {
   return text;
 }
 
-/// XXH3-64 of a file's bytes, streamed.
-std::string file_checksum(const fs::path& path) {
-  std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(), &XXH3_freeState);
-  XXH3_64bits_reset(state.get());
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw FormatError("cannot read " + path.string());
-  std::vector<char> buffer(1 << 20);
-  while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    XXH3_64bits_update(state.get(), buffer.data(), static_cast<std::size_t>(in.gcount()));
-  }
-  return hex64(XXH3_64bits_digest(state.get()));
-}
-
 std::vector<std::string> files_under(const fs::path& dir) {
   std::vector<std::string> files;
   for (const auto& e : fs::recursive_directory_iterator(dir))
@@ -107,6 +93,19 @@ std::vector<fs::path> step_folders(const std::string& checkpoints_dir) {
 
 }  // namespace
 
+std::string file_checksum(const std::string& path) {
+  std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(), &XXH3_freeState);
+  XXH3_64bits_reset(state.get());
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw FormatError("cannot read " + path);
+  std::vector<char> buffer(1 << 20);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    XXH3_64bits_update(state.get(), buffer.data(), static_cast<std::size_t>(in.gcount()));
+  }
+  return hex64(XXH3_64bits_digest(state.get()));
+}
+
 void write_manifest(const std::string& dir) {
   json::object files;
   for (const auto& name : files_under(dir))
@@ -152,12 +151,7 @@ std::string manifest_problem(const std::string& dir, Verify how) {
     if (how == Verify::Checksums)
       return "it has no " + std::string(kManifestFile) +
              " to verify against (saved by an older shardkit or another tool); drop --checkpoint.verify to load it";
-    try {
-      check_checkpoint_dir(dir);
-      return "";
-    } catch (const Error& e) {
-      return e.what();
-    }
+    return checkpoint_files_problem(dir);
   }
   json::object files;
   try {
@@ -193,6 +187,13 @@ std::string newest_complete_checkpoint(const std::string& checkpoints_dir, const
     if (manifest_problem(step.string(), Verify::Sizes).empty()) return step.string();
   }
   return "";
+}
+
+std::string other_checkpoint_advice(const std::string& dir) {
+  const auto other = newest_complete_checkpoint(fs::path(dir).parent_path().string(), dir);
+  if (other.empty()) return "No other complete checkpoint is in " + fs::path(dir).parent_path().string();
+  return "Resume from " + other + " (the newest other complete checkpoint) with --config_path=" +
+         (fs::path(other) / "pretrained_model/train_config.json").string();
 }
 
 std::string newest_checkpoint(const std::string& checkpoints_dir) {

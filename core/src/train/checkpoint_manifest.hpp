@@ -14,6 +14,10 @@ inline constexpr const char* kManifestFile = "manifest.json";
 /// (--checkpoint.verify=true).
 enum class Verify { Sizes, Checksums };
 
+/// The XXH3-64 checksum of the file at `path` (read in 1 MiB pieces), as 16 lowercase hex
+/// digits: what a manifest lists. FormatError when it cannot be read.
+std::string file_checksum(const std::string& path);
+
 /// Writes `dir`/manifest.json for every regular file under `dir` (through a temporary file
 /// and a rename, so that a manifest is either complete or absent).
 void write_manifest(const std::string& dir);
@@ -39,6 +43,11 @@ std::string manifest_problem(const std::string& dir, Verify how);
 /// with the highest number whose manifest_problem(..., Verify::Sizes) is empty, other than
 /// `exclude` (if given); "" when there is none.
 std::string newest_complete_checkpoint(const std::string& checkpoints_dir, const std::string& exclude = "");
+
+/// What to do instead of loading the damaged or incomplete checkpoint `dir`: "Resume from
+/// <newest other complete checkpoint> ... with --config_path=<its train_config.json>", or
+/// that its folder holds no other complete checkpoint.
+std::string other_checkpoint_advice(const std::string& dir);
 
 /// The step folder with the highest number in `checkpoints_dir` that is a checkpoint at all (has
 /// a pretrained_model folder), complete or not, or "" when there is none. Saves publish a

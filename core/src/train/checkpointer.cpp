@@ -1,16 +1,42 @@
-// The Checkpointer: format plugins, staging folder, generator state, publication.
+// The Checkpointer: format plugins, staging folder, generator state, publication, and the
+// ranks' common verdict on a save.
 #include "checkpointer.hpp"
 
 #include <filesystem>
+#include <functional>
 
 #include "checkpoint_io.hpp"
 #include "checkpoint_manifest.hpp"
+#include "shardkit/error.hpp"
+#include "shardkit/error_text.hpp"
 #include "shardkit/files.hpp"
 #include "shardkit/logging.hpp"
 #include "train_options.hpp"
 
 namespace shardkit::train {
 namespace fs = std::filesystem;
+
+namespace {
+
+/// Runs `work`: "" when it succeeded, else what went wrong, on one line.
+std::string failure_of(const std::function<void()>& work) {
+  try {
+    work();
+    return "";
+  } catch (const std::exception& e) {
+    const auto text = one_line_message(e);
+    return text.empty() ? "an error without a message" : text;
+  }
+}
+
+/// Where `<checkpoints>/last` points ("" when there is no such link).
+std::string last_target(const fs::path& checkpoints) {
+  std::error_code ec;
+  const auto target = fs::read_symlink(checkpoints / "last", ec);
+  return ec ? "" : target.string();
+}
+
+}  // namespace
 
 Checkpointer::Checkpointer(const Registry& registry, const Config& config, const Runtime& runtime,
                            CommGroup& world, std::string format)
@@ -50,23 +76,51 @@ void Checkpointer::load(ShardedState& wanted, const std::string& dir, Checkpoint
 std::string Checkpointer::save(const std::string& root, const std::string& name, const ShardedState& state,
                                const std::map<std::string, std::string>& files) const {
   const auto tmp = fs::path(root) / (".tmp-" + name);
-  const bool main = world_.rank() == 0;
-  if (main) {
-    std::error_code ec;
-    fs::remove_all(tmp, ec);
-    make_directories((tmp / "pretrained_model").string());
-    make_directories((tmp / "training_state").string());
-  }
-  world_.barrier();  // the folder exists before any rank writes into it
-  format_->save(state, tmp.string(), &world_);
-  save_rng_state(rng_state_path(tmp.string(), runtime_.rank));
-  world_.barrier();  // every rank's files are complete before rank 0 publishes
   const auto final_dir = (fs::path(root) / name).string();
+  const bool main = world_.rank() == 0;
+  // Each stage ends with every rank's word, exchanged (the exchange is also the stage's
+  // barrier): when one rank fails (a full disk), every rank stops there together, rank 0
+  // removes the unfinished folder, and nothing is published. A rank that only threw would
+  // leave the others waiting in the next collective.
+  auto settle = [&](const std::string& mine) {
+    std::string failure;
+    for (const auto& answer : world_.all_gather_bytes(mine))
+      if (failure.empty()) failure = answer;
+    if (failure.empty()) return;
+    if (main) {
+      std::error_code ec;
+      fs::remove_all(tmp, ec);
+    }
+    const auto last = last_target(root);
+    throw RuntimeError("checkpoint " + final_dir + " was not saved: " + failure + ". Its unfinished files were removed; " +
+                       (last.empty() ? std::string("there is no earlier checkpoint")
+                                     : (fs::path(root) / "last").string() + " still points to " + last +
+                                           ": fix the cause and continue with --resume=true --output_dir=" +
+                                           fs::path(root).parent_path().string()) +
+                       ".");
+  };
+  std::string mine;
   if (main) {
-    for (const auto& [path, text] : files) write_text_file((tmp / path).string(), text);
-    write_manifest(tmp.string());  // last: it lists (and checksums) every file above
-    publish_checkpoint(tmp.string(), final_dir);
+    mine = failure_of([&] {
+      std::error_code ec;
+      fs::remove_all(tmp, ec);
+      make_directories((tmp / "pretrained_model").string());
+      make_directories((tmp / "training_state").string());
+    });
   }
+  settle(mine);  // the folder exists before any rank writes into it
+  settle(failure_of([&] {
+    format_->save(state, tmp.string(), &world_);
+    save_rng_state(rng_state_path(tmp.string(), runtime_.rank));
+  }));  // every rank's files are complete before rank 0 publishes
+  if (main) {
+    mine = failure_of([&] {
+      for (const auto& [path, text] : files) write_text_file((tmp / path).string(), text);
+      write_manifest(tmp.string());  // last: it lists (and checksums) every file above
+      publish_checkpoint(tmp.string(), final_dir);
+    });
+  }
+  settle(mine);
   return final_dir;
 }
 

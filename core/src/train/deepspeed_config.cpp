@@ -24,6 +24,7 @@ const Mapping kMappings[] = {
     {"optimizer.params.lr", "optimizer.lr"},
     {"optimizer.params.eps", "optimizer.eps"},
     {"optimizer.params.weight_decay", "optimizer.weight_decay"},
+    {"fp16.loss_scale_window", "accelerator.fp16.growth_interval"},
 };
 
 // Fields whose value shardkit already behaves as (true) and only mentions otherwise.
@@ -51,6 +52,64 @@ const RawValue* explicit_value(const RawConfig& flags, const RawConfig& file, co
   return nullptr;
 }
 
+/// Sets shardkit option `key` to `value` from DeepSpeed field `field`, unless the user gave it:
+/// then the two must agree.
+void take(const RawConfig& flags, RawConfig& file, const std::string& path, const RawValue& field_raw,
+          const std::string& field, const std::string& key, const Value& value) {
+  if (const auto* given = explicit_value(flags, file, key)) {
+    if (!same(given->value, value))
+      throw ConfigError(field_raw.origin + ": " + field + " asks for --" + key + "=" + to_string(value) +
+                        ", which contradicts --" + key + "=" + to_string(given->value) +
+                        (given->origin.rfind("--", 0) == 0 ? "" : " (from " + given->origin + ")") +
+                        "; make them agree, or write \"auto\" in " + path + " to take shardkit's value");
+    return;
+  }
+  file[key] = RawValue{value, field_raw.origin + " (" + field + ")"};
+}
+
+/// DeepSpeed's "bf16" and "fp16" sections: enabled picks --accelerator.mixed_precision (as Hugging
+/// Face's integration does), initial_scale_power the fp16 loss scale to start from; the
+/// fields shardkit has no counterpart of are returned to be listed as ignored.
+void apply_precision(const RawConfig& ds, const RawConfig& flags, RawConfig& file, const std::string& path,
+                     std::vector<std::string>& ignored) {
+  const auto enabled = [&](const char* key) {
+    const auto it = ds.find(key);
+    return it != ds.end() && !is_auto(it->second.value) && truthy(it->second.value) ? &it->second : nullptr;
+  };
+  const auto* bf16 = enabled("bf16.enabled");
+  const auto* fp16 = enabled("fp16.enabled");
+  if (bf16 && fp16)
+    throw ConfigError(path + ": bf16.enabled and fp16.enabled are both true; enable one of them");
+  if (bf16) take(flags, file, path, *bf16, "bf16.enabled=true", "accelerator.mixed_precision", std::string("bf16"));
+  if (fp16) take(flags, file, path, *fp16, "fp16.enabled=true", "accelerator.mixed_precision", std::string("fp16"));
+  for (const auto* key : {"bf16.enabled", "fp16.enabled"}) {
+    const auto it = ds.find(key);
+    if (it == ds.end() || is_auto(it->second.value) || truthy(it->second.value)) continue;
+    const auto* given = explicit_value(flags, file, "accelerator.mixed_precision");
+    const std::string kind = std::string(key).substr(0, 4);
+    if (given && to_string(given->value) == kind)
+      throw ConfigError(it->second.origin + ": " + key + "=false contradicts --accelerator.mixed_precision=" + kind +
+                        "; make them agree, or write \"auto\" in " + path + " to take shardkit's value");
+  }
+  if (const auto it = ds.find("fp16.initial_scale_power"); it != ds.end() && !is_auto(it->second.value)) {
+    const auto power = std::strtod(to_string(it->second.value).c_str(), nullptr);
+    take(flags, file, path, it->second, "fp16.initial_scale_power=" + to_string(it->second.value),
+         "accelerator.fp16.init_scale", std::ldexp(1.0, static_cast<int>(power)));
+  }
+  if (const auto it = ds.find("fp16.loss_scale"); it != ds.end() && !is_auto(it->second.value) &&
+                                                   std::strtod(to_string(it->second.value).c_str(), nullptr) != 0)
+    throw ConfigError(it->second.origin + ": fp16.loss_scale=" + to_string(it->second.value) +
+                      " asks for a static loss scale; shardkit scales dynamically: set it to 0 (dynamic) and "
+                      "choose the first scale with fp16.initial_scale_power");
+  for (const auto& [key, raw] : ds) {
+    const bool precision = key.rfind("bf16.", 0) == 0 || key.rfind("fp16.", 0) == 0;
+    if (!precision || key == "bf16.enabled" || key == "fp16.enabled" || key == "fp16.initial_scale_power" ||
+        key == "fp16.loss_scale" || key == "fp16.loss_scale_window" || is_auto(raw.value))
+      continue;
+    ignored.push_back(key + "=" + to_string(raw.value));
+  }
+}
+
 }  // namespace
 
 DeepSpeedConfig apply_deepspeed_config(const std::string& path, const RawConfig& flags, RawConfig& file) {
@@ -75,9 +134,6 @@ DeepSpeedConfig apply_deepspeed_config(const std::string& path, const RawConfig&
       file[mapping->shardkit] = RawValue{value, raw.origin + " (" + key + ")"};
       continue;
     }
-    if ((key == "bf16.enabled" || key == "fp16.enabled") && truthy(value))
-      throw ConfigError(raw.origin + ": " + key + "=true asks for mixed precision, which the zero backend does not "
-                        "implement yet; set it to false (training runs in fp32)");
     if (key == "zero_optimization.offload_optimizer.device" || key == "zero_optimization.offload_param.device") {
       const auto device = to_string(value);
       if (device == "nvme")
@@ -92,12 +148,13 @@ DeepSpeedConfig apply_deepspeed_config(const std::string& path, const RawConfig&
       }
       continue;
     }
-    if (key == "bf16.enabled" || key == "fp16.enabled" || is_auto(value)) continue;
+    if (key.rfind("bf16.", 0) == 0 || key.rfind("fp16.", 0) == 0 || is_auto(value)) continue;
     bool always_on = false;
     for (const auto* k : kAlwaysOn) always_on = always_on || key == k;
     if (always_on && truthy(value)) continue;
     out.ignored.push_back(key + "=" + to_string(value));
   }
+  apply_precision(ds, flags, file, path, out.ignored);
   return out;
 }
 

@@ -20,10 +20,12 @@ struct DeepSpeedConfig {
 /// Reads the DeepSpeed config at `path` and adds the shardkit options it sets to `file` (the
 /// configuration-file layer): zero_optimization.{stage, reduce_bucket_size,
 /// stage3_param_persistence_threshold}, train_micro_batch_size_per_gpu, gradient_accumulation_steps,
-/// gradient_clipping and optimizer.params.{lr, eps, weight_decay}. "auto" keeps shardkit's value.
-/// A value that contradicts one given by a flag or the config file is a ConfigError naming
-/// both; bf16/fp16 enabled and NVMe offload are ConfigErrors (not implemented); fields shardkit
-/// does not implement are returned in `ignored`.
+/// gradient_clipping, optimizer.params.{lr, eps, weight_decay}, bf16/fp16.enabled
+/// (--accelerator.mixed_precision) and fp16.{initial_scale_power, loss_scale_window} (the loss
+/// scaler's start and growth interval). "auto" keeps shardkit's value. A value that contradicts
+/// one given by a flag or the config file is a ConfigError naming both; both precisions
+/// enabled, a static fp16.loss_scale and NVMe offload are ConfigErrors; fields shardkit does
+/// not implement are returned in `ignored`.
 DeepSpeedConfig apply_deepspeed_config(const std::string& path, const RawConfig& flags, RawConfig& file);
 
 /// Throws ConfigError when `ds` gave a train_batch_size other than micro x accum x world.

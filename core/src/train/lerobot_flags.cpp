@@ -58,6 +58,15 @@ void apply_lerobot_flags(Config& config, Provenance& provenance, std::vector<std
   else if (given_now(provenance, "wandb.enable"))
     notices.push_back("--wandb.enable=false is ignored: shardkit has no Weights & Biases logger (metrics go to "
                       "<output_dir>/metrics.jsonl; --logger.type=tensorboard adds TensorBoard files)");
+  for (const auto* key : {"wandb.project", "wandb.entity", "wandb.notes", "wandb.mode"})
+    if (given_now(provenance, key))
+      notices.push_back("--" + std::string(key) + "=" + config.get_string(key) +
+                        " is ignored: shardkit sends nothing to Weights & Biases (metrics go to "
+                        "<output_dir>/metrics.jsonl; --logger.type=tensorboard adds TensorBoard files)");
+  if (given_now(provenance, "policy.repo_id"))
+    notices.push_back("--policy.repo_id=" + config.get_string("policy.repo_id") +
+                      " is ignored: shardkit pushes nothing to the Hugging Face Hub; upload "
+                      "<output_dir>/checkpoints/last/pretrained_model there yourself (huggingface-cli upload)");
   if (on("policy.push_to_hub"))
     errors.push_back("--policy.push_to_hub=true: shardkit does not upload to the Hugging Face Hub; drop the flag "
                      "and upload <output_dir>/checkpoints/last/pretrained_model yourself (huggingface-cli upload)");

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "shardkit/json_text.hpp"
@@ -20,6 +21,10 @@ struct MetricsRecord {
   double lr = 0;                 ///< learning rate of the last update
   double grad_norm = 0;          ///< global gradient norm before clipping, last update
   double samples_per_s = 0;      ///< whole-cluster throughput since the last log
+  /// Whole-cluster tokens per second since the last log: the batches' non-padding tokens
+  /// (attention_mask 1, else labels other than -100, else every input_id). Unset when the
+  /// batches hold no tokens (no input_ids: not a text run).
+  std::optional<double> tokens_per_s;
   double update_s = 0;           ///< mean forward+backward+update seconds per step
   double dataloading_s = 0;      ///< mean data seconds per step
   double elapsed_s = 0;          ///< seconds since training started (this process)

@@ -91,12 +91,14 @@ void check_same_config(CommGroup& group, const Config& config) {
 
 void reduce_metrics(CommGroup& group, MetricsRecord& record) {
   if (group.size() == 1) return;
-  auto sums = torch::tensor({record.loss, record.samples_per_s}, torch::kFloat64);
+  // Every rank reads the same dataset, so either all have a token count or none has.
+  auto sums = torch::tensor({record.loss, record.samples_per_s, record.tokens_per_s.value_or(0.0)}, torch::kFloat64);
   auto maxes = torch::tensor({record.update_s, record.dataloading_s}, torch::kFloat64);
   group.all_reduce(sums, ReduceOp::Sum);
   group.all_reduce(maxes, ReduceOp::Max);
   record.loss = sums[0].item<double>() / group.size();
   record.samples_per_s = sums[1].item<double>();
+  if (record.tokens_per_s) record.tokens_per_s = sums[2].item<double>();
   record.update_s = maxes[0].item<double>();
   record.dataloading_s = maxes[1].item<double>();
   // Policy metrics are averaged like the loss; every rank's policy reports the same names.

@@ -21,7 +21,8 @@ void rank0_verdict(CommGroup& group, const std::function<std::string()>& check);
 /// ConfigError naming the ranks and the first keys whose values differ from rank 0's.
 void check_same_config(CommGroup& group, const Config& config);
 
-/// Loss and policy metrics averaged across ranks, timings as the slowest rank's, throughput summed.
+/// Loss and policy metrics averaged across ranks, timings as the slowest rank's, throughput
+/// (samples and tokens per second) summed.
 void reduce_metrics(CommGroup& group, MetricsRecord& record);
 
 /// The stop signal any rank received (the highest number when they differ; 0 = none),

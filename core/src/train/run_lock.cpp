@@ -16,6 +16,14 @@
 namespace shardkit::train {
 namespace fs = std::filesystem;
 
+namespace {
+RunLock* held_lock = nullptr;  ///< the lock this process holds (one run per process)
+}  // namespace
+
+void undo_failed_start() {
+  if (held_lock) held_lock->undo_unstarted();
+}
+
 std::string RunLock::acquire(const std::string& output_dir) {
   const fs::path dir(output_dir);
   if (fs::exists(dir) && !fs::is_directory(dir)) return "--output_dir=" + output_dir + " exists and is not a folder";
@@ -26,6 +34,7 @@ std::string RunLock::acquire(const std::string& output_dir) {
   }
   make_directories(output_dir);
   const auto path = (dir / ".lock").string();
+  lock_file_ = fs::exists(path) ? "" : path;
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0)
     return "cannot open " + path + " to lock the run folder: " + std::strerror(errno) +
@@ -44,14 +53,25 @@ std::string RunLock::acquire(const std::string& output_dir) {
   const auto pid = std::to_string(::getpid()) + "\n";
   if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size()))
     return "cannot write the run lock " + path + ": " + std::strerror(errno);
+  held_lock = this;
   return "";
 }
 
+void RunLock::undo_unstarted() {
+  if (started_ || fd_ < 0) return;
+  std::error_code ec;
+  // A failed start leaves nothing behind: the folders it created, or else the lock file it made.
+  if (!created_.empty())
+    fs::remove_all(created_, ec);
+  else if (!lock_file_.empty())
+    fs::remove(lock_file_, ec);
+  created_.clear();
+  lock_file_.clear();
+}
+
 RunLock::~RunLock() {
-  if (!started_ && !created_.empty()) {
-    std::error_code ec;
-    fs::remove_all(created_, ec);  // a failed start leaves no folder behind
-  }
+  undo_unstarted();
+  if (held_lock == this) held_lock = nullptr;
   if (fd_ >= 0) ::close(fd_);
 }
 

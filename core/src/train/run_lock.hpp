@@ -20,11 +20,18 @@ class RunLock {
   std::string acquire(const std::string& output_dir);
   /// The run has started: keep what it created.
   void started() { started_ = true; }
+  /// What the destructor does to an unstarted run, for exits that skip destructors.
+  void undo_unstarted();
 
  private:
   int fd_ = -1;
-  std::string created_;  ///< the outermost folder acquire() created ("" when none)
+  std::string created_;    ///< the outermost folder acquire() created ("" when none)
+  std::string lock_file_;  ///< the .lock file when acquire() created it in an existing folder
   bool started_ = false;
 };
+
+/// Undoes the failed start of this process's RunLock, if one is held and not started: for a
+/// multi-process run leaving with std::_Exit, which runs no destructors.
+void undo_failed_start();
 
 }  // namespace shardkit::train

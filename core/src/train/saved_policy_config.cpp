@@ -51,9 +51,20 @@ RawConfig read_saved_policy_config(const std::string& path) {
   const auto text = read_text_file(path);
   json::error_code ec;
   auto value = json::parse(text, ec);
-  if (!ec && value.is_object() && value.as_object().contains("model_type") && !value.as_object().contains("type"))
+  if (ec) {
+    // A damaged file of the saved policy (exit 1, as its damaged weights are), not a
+    // configuration error; the config reader names the line and column of the fault.
+    std::string fault = path + ": " + ec.message();
+    try {
+      Config::from_json_text(text, path);
+    } catch (const ConfigError& e) {
+      fault = e.what();
+    }
+    throw FormatError(fault + "; the saved policy's config.json is damaged: copy the folder again");
+  }
+  if (value.is_object() && value.as_object().contains("model_type") && !value.as_object().contains("type"))
     return hf_config(value.as_object(), path);
-  const bool lerobot = !ec && value.is_object() &&
+  const bool lerobot = value.is_object() &&
                        (value.as_object().contains("input_features") || value.as_object().contains("output_features"));
   if (!lerobot) {
     auto saved = load_config_file(path);

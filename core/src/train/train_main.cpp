@@ -13,8 +13,11 @@
 #include "shardkit/config_resolution.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/error_text.hpp"
+#include "shardkit/hf_folder.hpp"
 #include "shardkit/json_text.hpp"
 #include "shardkit/logging.hpp"
+#include "checkpoint_manifest.hpp"
+#include "adapter_start.hpp"
 #include "deepspeed_config.hpp"
 #include "device.hpp"
 #include "config_provenance.hpp"
@@ -133,9 +136,20 @@ void print_help(const Registry& registry, const Schema& schema, const RawConfig&
   std::cout << out.str();
 }
 
-/// `multi_process` is set once the runtime is known (errors before that leave normally);
-/// `configured` once the configuration is accepted and the run starts to be built.
-int run(int argc, char** argv, bool& multi_process, bool& configured) {
+/// A resumed checkpoint's train_config.json. One that does not parse is a damaged checkpoint
+/// file (exit 1, as a damaged model file is), not a configuration the user wrote.
+RawConfig load_saved_train_config(const std::string& path) {
+  try {
+    return load_config_file(path);
+  } catch (const ConfigError& e) {
+    const auto checkpoint = fs::path(path).parent_path().parent_path().string();
+    throw FormatError(std::string(e.what()) + " (the checkpoint's train_config.json is damaged or unreadable); "
+                      "nothing was changed. " + train::other_checkpoint_advice(checkpoint));
+  }
+}
+
+/// `multi_process` is set once the runtime is known (errors before that leave normally).
+int run(int argc, char** argv, bool& multi_process) {
   std::vector<std::string> args(argv + 1, argv + argc);
   // `--save-freq` is `--save_freq`; both at once is an error naming them.
   RawConfig flags = canonical_spellings(parse_flags(args));
@@ -163,7 +177,7 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
       // expected-path message rather than a parse error.
       train::locate_resume(config_path, flags, {});
     }
-    file = canonical_spellings(load_config_file(config_path));
+    file = canonical_spellings(resume ? load_saved_train_config(config_path) : load_config_file(config_path));
     file.erase("resume");
     if (resume) {
       // Said in errors and by --print_config: these values are the checkpoint's, not the user's.
@@ -178,6 +192,8 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
     }
   }
 
+  // --policy.path at a PEFT adapter folder: the adapter trains further on its base.
+  const auto adapter_notice = train::start_from_adapter(flags, file);
   // --policy.path: the saved policy's config.json fills policy options not given otherwise,
   // so a run starts from saved weights without repeating their shapes (as LeRobot does).
   if (const auto path = given(flags, file, "policy.path", ""); !path.empty()) {
@@ -207,10 +223,18 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
   Selection selection;
   selection.policy = given(flags, file, "policy.type", "mlp");
   if (const auto path = given(flags, file, "policy.path", "");
-      !path.empty() && !registry.find("policy", selection.policy))
+      !path.empty() && !registry.find("policy", selection.policy)) {
+    if (is_hf_model_folder(path)) throw ConfigError(unsupported_hf_model_message(path, hf_model_type(path)));
     throw ConfigError("--policy.path=" + path + ": this checkpoint is a '" + selection.policy +
                       "' policy, and no plugin of that name is loaded; load its plugin with "
                       "--plugins=<its .so file> or --plugin_path=<the folder holding it>");
+  }
+  // LeRobot has one kind of dataset: --dataset.repo_id without --dataset.type selects it.
+  const bool repo_id_selects = given(flags, file, "dataset.type", "").empty() &&
+                               !given(flags, file, "dataset.repo_id", "").empty() &&
+                               registry.find("dataset", "lerobot");
+  if (repo_id_selects)
+    file["dataset.type"] = RawValue{std::string("lerobot"), "--dataset.repo_id (LeRobot's only kind of dataset)"};
   selection.dataset = given(flags, file, "dataset.type", "synthetic");
   auto requested_backend = given(flags, file, "distributed_backend", "auto");
   // AITraining's --distributed_backend=deepspeed means ZeRO stage 3 (the zero backend's default).
@@ -293,6 +317,10 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
   }
   set_info_ranks(runtime.rank, config.get_bool("log_all_ranks"));
   if (!resume_notice.empty()) logger()->info("{}", resume_notice);
+  if (!adapter_notice.empty()) logger()->info("{}", adapter_notice);
+  if (repo_id_selects)
+    logger()->info("--dataset.repo_id={} selects --dataset.type=lerobot (LeRobot's datasets are the only kind with a repo_id)",
+                   config.get_string("dataset.repo_id"));
   for (const auto& notice : notices) logger()->info("{}", notice);
   if (!newest_notice.empty()) logger()->warn("{}", newest_notice);
   if (!mesh_notice.empty()) logger()->warn("{}", mesh_notice);
@@ -309,7 +337,6 @@ int run(int argc, char** argv, bool& multi_process, bool& configured) {
   if (dry_run) return train::print_memory_plan(config, registry, runtime, selection, mesh);
 
   train::install_preemption_handler();
-  configured = true;
   train::Trainer trainer(std::move(config), registry, runtime, selection, mesh, resume_dir, std::move(provenance));
   return train::exit_code_after_stop(trainer.run());
 }
@@ -334,25 +361,33 @@ void write_error_file(const std::string& message) {
   std::_Exit(code);
 }
 
-/// Exit codes: 2 for a configuration error, 1 for any other failure.
+/// Prints the error and returns (or, in a multi-process run, leaves with) `code`.
 int fail(int code, const std::string& message, bool multi_process) {
   const std::string text = (code == 2 ? "configuration error: " : "") + message;
   std::cerr << "shardkit-train: " << (code == 2 ? "" : "error: ") << text << "\n";
   write_error_file(text);
+  train::undo_failed_start();  // before leave(), which runs no destructors
   if (multi_process) leave(code);
   return code;
 }
 
+// Exit codes (docs/cli.md#exit-codes): the class of the error decides, never where it was found
+// (before the run was built, while loading, or while training):
+//   2, a configuration error: the command asks for what cannot be done as asked, or names what is
+//      not there or not of the kind expected (ConfigError), or a plugin that cannot be loaded
+//      (PluginError);
+//   1, a runtime failure: a file that is there but damaged or unreadable (FormatError), a failure
+//      while running (RuntimeError), any other error.
 int train_main(int argc, char** argv) {
-  bool multi = false, configured = false;
+  bool multi = false;
   try {
-    return run(argc, argv, multi, configured);
+    return run(argc, argv, multi);
   } catch (const ConfigError& e) {
     return fail(2, e.what(), multi);
+  } catch (const PluginError& e) {
+    return fail(2, e.what(), multi);
   } catch (const Error& e) {
-    // Before the run is built, what fails is something the user named: a plugin file
-    // (--plugins), a checkpoint to resume from (--config_path, --output_dir).
-    return fail(configured ? 1 : 2, e.what(), multi);
+    return fail(1, e.what(), multi);
   } catch (const std::exception& e) {
     // An error nothing above expected (LibTorch's own carry a stack trace): one line, with
     // the whole text on request.

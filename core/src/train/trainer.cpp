@@ -9,8 +9,10 @@
 #include <cmath>
 #include <ctime>
 #include <filesystem>
+#include <optional>
 
 #include "shardkit/error.hpp"
+#include "shardkit/error_text.hpp"
 #include "shardkit/files.hpp"
 #include "shardkit/ledger.hpp"
 #include "shardkit/optimizer_preset.hpp"
@@ -21,8 +23,10 @@
 #include "shardkit/pretrained_config.hpp"
 #include "shardkit/pretrained_files.hpp"
 #include "shardkit/logging.hpp"
+#include "shardkit/sharding.hpp"
 #include "../comm/ledger.hpp"
 #include "../state/gather_whole.hpp"
+#include "base_model_record.hpp"
 #include "checkpoint_manifest.hpp"
 #include "evaluation.hpp"
 #include "malloc_tuning.hpp"
@@ -47,6 +51,35 @@ std::string default_output_dir(const std::string& job_name) {
 }
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+/// A text batch's tokens, padding left out: attention_mask's ones, else the labels other than
+/// -100, else every input_id; nothing for a batch without input_ids (no text).
+std::optional<std::int64_t> batch_tokens(const Batch& batch) {
+  if (!batch.count("input_ids")) return std::nullopt;
+  if (const auto mask = batch.find("attention_mask"); mask != batch.end())
+    return mask->second.ne(0).sum().item<std::int64_t>();
+  if (const auto labels = batch.find("labels"); labels != batch.end())
+    return labels->second.ne(-100).sum().item<std::int64_t>();
+  return batch.at("input_ids").numel();
+}
+
+/// The options naming files and folders that a resume reads again (the base model, the
+/// adapter, the data), made absolute in the run's configuration, and so in train_config.json:
+/// a run resumes from any working directory. Values that name nothing here stay as given.
+void make_paths_absolute(Config& config, Provenance& provenance) {
+  for (const auto* key : {"policy.path", "peft.adapter_path", "dataset.path", "dataset.validation_path",
+                          "dataset.root", "accelerator.zero.config_file"}) {
+    if (!config.has(key)) continue;
+    const auto given = config.get_string(key);
+    std::error_code ec;
+    if (given.empty() || fs::path(given).is_absolute() || !fs::exists(given, ec)) continue;
+    auto absolute = fs::absolute(given, ec).lexically_normal();
+    if (ec) continue;
+    if (absolute.filename().empty()) absolute = absolute.parent_path();
+    config.set(key, absolute.string());
+    provenance.add_note(key, "stored absolute; given as " + given);
+  }
+}
 
 }  // namespace
 
@@ -75,11 +108,14 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
     config_.set("output_dir", output_dir_);
   }
   check_same_config(mesh_->world(), config_);
+  make_paths_absolute(config_, provenance_);  // after the comparison: each rank's own working directory
   rank0_verdict(mesh_->world(), [this] { return run_lock_.acquire(output_dir_); });
   if (runtime_.is_main())
     for (const auto& line : remove_unfinished_saves((fs::path(output_dir_) / "checkpoints").string()))
       log->info("{}", line);
   agree_on_output_dir(resume_dir);
+  // A PEFT run's checkpoints need its base again: they record it, and a resume checks it.
+  if (peft_enabled(config_)) record_base_model(resume_dir);
 
   const auto threads = config_.get_int("num_threads");
   if (threads > 0) torch::set_num_threads(static_cast<int>(threads));
@@ -163,7 +199,10 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   // A PEFT checkpoint holds only the adapter: on resume its frozen base comes again from --policy.path.
   if (const auto path = config_.get_string("policy.path"); !path.empty() && (resume_dir.empty() || lora_))
     load_weights(path);
-  if (!resume_dir.empty()) resume_from(resume_dir);
+  if (!resume_dir.empty())
+    resume_from(resume_dir);
+  else if (const auto adapter = config_.get_string("peft.adapter_path"); lora_ && !adapter.empty())
+    load_adapter(adapter);
   for (const auto& l : loggers_) l->start(LoggerStart{output_dir_, start_step_});
 
   std::int64_t num_params = 0;
@@ -179,8 +218,7 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
 }
 
 void Trainer::setup_peft() {
-  const auto* policy = dynamic_cast<const LoraTargetsPolicy*>(policy_.get());
-  lora_ = LoraOptions::from_config(config_, policy ? policy->default_lora_targets() : std::vector<std::string>{});
+  lora_ = LoraOptions::from_config(config_, *policy_);
   lora_summary_ = apply_lora(*policy_, *lora_);
   std::string targets;
   for (const auto& t : lora_->target_modules) targets += (targets.empty() ? "" : ",") + t;
@@ -347,21 +385,27 @@ void Trainer::agree_on_output_dir(std::string& resume_dir) {
 }
 
 void Trainer::verify_checkpoint(const std::string& dir) {
-  const auto verify = config_.get_bool("checkpoint.verify") ? Verify::Checksums : Verify::Sizes;
+  // Checksums by default, so that a corrupt checkpoint is never trained on; a checkpoint
+  // without a manifest (older shardkit, another tool) is then judged by its files, unless
+  // --checkpoint.verify=true asks for checksums explicitly.
+  const bool asked = config_.has("checkpoint.verify");
+  const bool checksums = asked ? config_.get_bool("checkpoint.verify")
+                               : fs::exists(fs::path(dir) / kManifestFile);
+  const auto verify = checksums ? Verify::Checksums : Verify::Sizes;
   std::string problem;
+  const auto started = Clock::now();
   if (mesh_->world().rank() == 0) {
     problem = manifest_problem(dir, verify);
-    if (!problem.empty()) {
-      const auto other = newest_complete_checkpoint(fs::path(dir).parent_path().string(), dir);
+    if (!problem.empty())
       problem = "checkpoint " + dir + " cannot be loaded: " + problem + "; nothing was changed. " +
-                (other.empty() ? std::string("No other complete checkpoint is in its folder")
-                               : "Resume from " + other + " (the newest other complete checkpoint) with --config_path=" +
-                                     (fs::path(other) / "pretrained_model/train_config.json").string());
-    }
+                other_checkpoint_advice(dir);
   }
   problem = from_rank0(mesh_->world(), problem);
   if (!problem.empty()) throw FormatError(problem);
-  if (verify == Verify::Checksums) logger()->info("checked every file of {} against its manifest's checksums", dir);
+  if (verify == Verify::Checksums)
+    logger()->info("checked every file of {} against its manifest's checksums in {:.2f} s "
+                   "(--checkpoint.verify=false compares sizes only)",
+                   dir, seconds(Clock::now() - started));
 }
 
 void Trainer::resume_from(const std::string& dir) {
@@ -398,6 +442,7 @@ void Trainer::resume_from(const std::string& dir) {
   }
 
   start_step_ = record.step;
+  log_window_ = record.log_window;
   const auto dp = static_cast<std::int64_t>(mesh_->dp_group().size());
   if (record.batch_size == batch_size_ && record.dp_world_size == dp) {
     loader_->seek(record.data);
@@ -432,6 +477,50 @@ void Trainer::load_weights(const std::string& pretrained_dir) {
   logger()->info("loaded weights from {}", pretrained_dir);
 }
 
+void Trainer::load_adapter(const std::string& adapter_dir) {
+  auto folder = fs::path(adapter_dir).lexically_normal();
+  if (folder.filename().empty()) folder = folder.parent_path();
+  const auto checkpoint = folder.parent_path().string();
+  const auto format = fs::is_regular_file(folder / "adapter_config.json") ? checkpointer_->format_of(checkpoint) : nullptr;
+  if (!format)
+    throw ConfigError("--peft.adapter_path=" + adapter_dir + " is not the pretrained_model folder of a LoRA run's "
+                      "checkpoint (adapter_config.json in it, the adapter in its checkpoint folder in a format this "
+                      "shardkit has: " + checkpointer_->formats_known() + ")");
+  // What a checkpoint of this run holds: the adapters and the modules trained whole.
+  ShardedState wanted;
+  collect_model_state(wanted, /*trainable_only=*/true);
+  checkpointer_->load(wanted, checkpoint, *format);
+  backend_->model_state_loaded();
+  logger()->info("LoRA: continuing the adapter of {} ({} trainable tensors) on the base {}", folder.string(),
+                 lora_summary_.trainable.size(), config_.get_string("policy.path"));
+}
+
+void Trainer::record_base_model(const std::string& resume_dir) {
+  const auto base = config_.get_string("policy.path");
+  if (base.empty()) return;  // refused with the PEFT options
+  const auto started = Clock::now();
+  rank0_verdict(mesh_->world(), [&]() -> std::string {
+    const auto path = (fs::path(resume_dir) / kBaseModelFile).string();
+    if (resume_dir.empty() || !fs::exists(path)) {
+      if (!resume_dir.empty())
+        logger()->warn("{} has no {} (saved by an older shardkit): its base model is not checked; recorded now",
+                       resume_dir, kBaseModelFile);
+      base_record_ = BaseModelRecord::of(base).to_json();
+      return "";
+    }
+    auto record = BaseModelRecord::parse(read_text_file(path), path);
+    if (const auto change = record.change_in(base); !change.empty())
+      return "the base model changed since this run started: " + change + " (" + path + " recorded it when the "
+             "run started). The checkpoint's adapter was trained on the old weights; restore them at " + base +
+             ", or train the adapter further on the changed base as a new run: --policy.path=" +
+             (fs::path(resume_dir) / "pretrained_model").string() + " --output_dir=<a new folder>";
+    record.path = base;
+    base_record_ = record.to_json();
+    return "";
+  });
+  logger()->debug("base model {}: recorded or checked in {:.2f} s", base, seconds(Clock::now() - started));
+}
+
 void Trainer::load_state(const std::string& dir, CheckpointFormat& format, bool with_optimizer) {
   ShardedState wanted;
   collect_model_state(wanted, /*trainable_only=*/with_optimizer);
@@ -452,6 +541,7 @@ TrainingStep Trainer::training_step_record(std::int64_t step) const {
   r.dp_world_size = mesh_->dp_group().size();
   r.batch_size = batch_size_;
   r.grad_accum_steps = accum_;
+  r.precision = config_.get_string("accelerator.mixed_precision");
   r.dp_replicate = mesh_->shape().dp_replicate;
   r.dp_shard = mesh_->shape().dp_shard;
   r.data = loader_->position();
@@ -490,16 +580,19 @@ void Trainer::save_checkpoint(std::int64_t step) {
   optimizer_->state(state);
   const auto lr = scheduler_->lr(step - 1);
   optimizer_->param_groups(state, lr);
+  auto record = training_step_record(step);
+  record.log_window = log_window_.averaged_over(mesh_->world());
   std::map<std::string, std::string> files{
       {"pretrained_model/config.json", pretrained_config_json()},
       {"pretrained_model/train_config.json", config_.to_json()},
       {kProvenanceFile, provenance_.json(config_)},
-      {"training_state/training_step.json", training_step_json(training_step_record(step))},
+      {"training_state/training_step.json", training_step_json(record)},
       {"training_state/scheduler_state.json", scheduler_->state_json(step)},
       {"training_state/optimizer_param_groups.json", optimizer_->param_groups_json(lr)}};
   if (scaler_) files["training_state/scaler_state.json"] = scaler_->state_json();
   if (lora_)
     files["pretrained_model/adapter_config.json"] = adapter_config_json(*lora_, config_.get_string("policy.path"));
+  if (!base_record_.empty()) files[kBaseModelFile] = base_record_;  // rank 0's; rank 0 writes the files
   if (const auto* extra = dynamic_cast<const PretrainedFilesWriter*>(policy_.get()))
     for (auto& [name, content] : extra->pretrained_files()) files["pretrained_model/" + name] = std::move(content);
   if (!normalizer_.stats().empty()) files.merge(processor_files(normalizer_, runtime_.device));
@@ -538,6 +631,11 @@ void Trainer::save_merged_model() {
                  lora_->lora_alpha / static_cast<double>(lora_->r), (dir / "model.safetensors").string());
 }
 
+std::string Trainer::unit_in_backward() const {
+  const auto* sharded = dynamic_cast<const ShardedBackend*>(backend_.get());
+  return sharded ? sharded->unit_in_backward() : std::string();
+}
+
 int Trainer::stop_requested() {
   CollectiveScope scope("trainer, stop check");
   return stop_signal_of_any_rank(mesh_->world(), stop_signal());
@@ -550,9 +648,11 @@ int Trainer::run() {
   const auto device = torch::Device(runtime_.device);
   policy_->train();
 
-  double loss_sum = 0, update_s = 0, data_s = 0, grad_norm = 0, lr = scheduler_->lr(start_step_);
-  std::int64_t since_log = 0;
-  std::map<std::string, double> policy_sums;  // PolicyOutput::metrics since the last log
+  double update_s = 0, data_s = 0, grad_norm = 0, lr = scheduler_->lr(start_step_);
+  std::int64_t since_log = 0;           // micro-steps this process timed since the last log
+  std::int64_t tokens_since_log = 0;    // their batches' tokens (a text run's)
+  bool text_run = false;                // the batches hold input_ids
+  std::int64_t last_logged = start_step_;
   double first_loss = 0;                       // the first logged loss, for the growth warning
   bool loss_growth_warned = false;
   const auto start = Clock::now();
@@ -560,57 +660,84 @@ int Trainer::run() {
   log->info("training from step {} to {}", start_step_, steps_);
   reset_cpu_tensor_peak();
 
+  // An exception from LibTorch or a plugin (not a shardkit error) leaves a step naming the
+  // step, its phase and, where known, the module; shardkit-train prints that as one line.
+  const auto in_step = [this](std::int64_t step, const char* phase, auto&& body) -> decltype(body()) {
+    try {
+      return body();
+    } catch (...) {
+      rethrow_with_context({step, phase, std::string(phase) == "backward" ? unit_in_backward() : std::string()});
+    }
+  };
+
   for (std::int64_t step = start_step_; step < steps_; ++step) {
-    const bool update = (step + 1) % accum_ == 0;
-    if (ledger_) ledger_->begin_step(step + 1);
+    const auto done = step + 1;
+    const bool update = done % accum_ == 0;
+    if (ledger_) ledger_->begin_step(done);
     const auto t0 = Clock::now();
-    auto batch = loader_->next();
-    for (auto& [key, tensor] : batch) tensor = tensor.to(device);
+    auto batch = in_step(done, "data", [&] {
+      auto read = loader_->next();
+      // Counted on the host, before the batch moves: a count on the device would wait for it.
+      if (const auto tokens = batch_tokens(read)) {
+        text_run = true;
+        tokens_since_log += *tokens;
+      }
+      for (auto& [key, tensor] : read) tensor = tensor.to(device);
+      return read;
+    });
     const auto t1 = Clock::now();
 
     backend_->begin_micro_step(update);
-    auto output = backend_->forward(*policy_, batch);
-    auto scaled = step_loss_.backward_loss(output, accum_);
-    if (scaler_) scaled = scaled * scaler_->scale();
-    scaled.backward();
-    backend_->finish_gradients();
+    auto output = in_step(done, "forward", [&] { return backend_->forward(*policy_, batch); });
+    in_step(done, "backward", [&] {
+      auto scaled = step_loss_.backward_loss(output, accum_);
+      if (scaler_) scaled = scaled * scaler_->scale();
+      scaled.backward();
+      backend_->finish_gradients();
+    });
     const double loss = output.loss.item<double>();
     if (!std::isfinite(loss))
       throw RuntimeError("the loss became " + std::to_string(loss) + " at step " +
-                         std::to_string(step + 1) + "; lower --optimizer.lr or check the data");
+                         std::to_string(done) + "; lower --optimizer.lr or check the data");
     double step_mean = loss;
     if (update) {
-      lr = scheduler_->lr(step);
-      if (step_loss_.summed()) {
-        CollectiveScope scope("trainer, loss normalizer");
-        step_mean = step_loss_.finish_step(gradients(), mesh_->dp_group());
-      }
-      if (unscaled_gradients_finite(step)) {
-        grad_norm = backend_->clip_grad_norm(max_norm);
-        optimizer_->step(lr);
-        optimizer_->zero_grad();
-        backend_->after_optimizer_step();
-      } else {
-        optimizer_->zero_grad();
-      }
-      if (ledger_) ledger_->end_step(step + 1, mesh_->world());
+      in_step(done, "optimizer step", [&] {
+        lr = scheduler_->lr(step);
+        if (step_loss_.summed()) {
+          CollectiveScope scope("trainer, loss normalizer");
+          step_mean = step_loss_.finish_step(gradients(), mesh_->dp_group());
+        }
+        if (unscaled_gradients_finite(step)) {
+          grad_norm = backend_->clip_grad_norm(max_norm);
+          optimizer_->step(lr);
+          optimizer_->zero_grad();
+          backend_->after_optimizer_step();
+        } else {
+          optimizer_->zero_grad();
+        }
+      });
+      if (ledger_) ledger_->end_step(done, mesh_->world());
     }
     const auto t2 = Clock::now();
     data_s += seconds(t1 - t0);
     update_s += seconds(t2 - t1);
     // A summed loss is logged as the global mean of its optimizer step, once per micro-step.
     if (!step_loss_.summed())
-      loss_sum += loss;
+      log_window_.loss_sum += loss;
     else if (update)
-      loss_sum += step_mean * static_cast<double>(accum_);
-    for (const auto& [name, value] : output.metrics) policy_sums[name] += value;
+      log_window_.loss_sum += step_mean * static_cast<double>(accum_);
+    for (const auto& [name, value] : output.metrics) log_window_.policy_sums[name] += value;
+    ++log_window_.micro_steps;
     ++since_log;
 
-    const auto done = step + 1;
     // Evaluation at optimizer updates; its values join that step's log line (one is forced).
     std::map<std::string, double> evaluated;
     if (eval_dataset_ && update && (done % eval_freq_ == 0 || done == steps_)) evaluated = run_evaluation(done);
-    if (done % log_freq_ == 0 || done == steps_ || !evaluated.empty()) {
+    // Lines are written at optimizer updates, once a multiple of --log_freq has been passed, so
+    // that each averages whole optimizer steps (with accumulation, a micro-step's own loss is
+    // only part of its update's).
+    const bool log_due = update && done / log_freq_ != last_logged / log_freq_;
+    if (log_due || done == steps_ || !evaluated.empty()) {
       const auto now = Clock::now();
       MetricsRecord r;
       r.step = done;
@@ -619,17 +746,19 @@ int Trainer::run() {
       const auto& pos = loader_->position();
       r.epoch = static_cast<double>(pos.epoch) + static_cast<double>(pos.batch_in_epoch) /
                                                      static_cast<double>(loader_->batches_per_epoch());
-      r.loss = loss_sum / static_cast<double>(since_log);
+      r.loss = log_window_.loss_sum / static_cast<double>(std::max<std::int64_t>(1, log_window_.micro_steps));
       r.lr = lr;
       r.grad_norm = grad_norm;
       r.samples_per_s = static_cast<double>(since_log * batch_size_) /
                         std::max(1e-9, seconds(now - last_log));
+      if (text_run) r.tokens_per_s = static_cast<double>(tokens_since_log) / std::max(1e-9, seconds(now - last_log));
       r.update_s = update_s / static_cast<double>(since_log);
       r.dataloading_s = data_s / static_cast<double>(since_log);
       r.elapsed_s = seconds(now - start);
-      for (const auto& [name, sum] : policy_sums) r.policy[name] = sum / static_cast<double>(since_log);
+      for (const auto& [name, sum] : log_window_.policy_sums)
+        r.policy[name] = sum / static_cast<double>(std::max<std::int64_t>(1, log_window_.micro_steps));
       r.policy.insert(evaluated.begin(), evaluated.end());  // the same on every rank: averaging keeps it
-      policy_sums.clear();
+      log_window_.clear();
       {
         CollectiveScope scope("trainer, metrics");
         reduce_metrics(mesh_->world(), r);
@@ -643,9 +772,10 @@ int Trainer::run() {
       const auto row = metrics_row(r);
       for (const auto& l : loggers_) l->log(row);
       log->info("{}", progress_line(r));
-      loss_sum = update_s = data_s = 0;
-      since_log = 0;
+      update_s = data_s = 0;
+      since_log = tokens_since_log = 0;
       last_log = now;
+      last_logged = done;
     }
     const bool saved_now = save && (done % save_freq_ == 0 || done == steps_);
     if (saved_now) save_checkpoint(done);

@@ -71,6 +71,13 @@ class Trainer {
   /// on rank 0 and throws FormatError on every rank naming the damaged file.
   void verify_checkpoint(const std::string& dir);
   void load_weights(const std::string& pretrained_dir);
+  /// --peft.adapter_path: the adapters (and modules trained whole) of a LoRA run's checkpoint,
+  /// `adapter_dir` being its pretrained_model folder, onto the base (after load_weights()).
+  void load_adapter(const std::string& adapter_dir);
+  /// A PEFT run: records the base model's files (base_record_, on rank 0), or on resume checks
+  /// them against the record of checkpoint `resume_dir` and throws ConfigError on every rank,
+  /// naming the changed file, when they differ.
+  void record_base_model(const std::string& resume_dir);
   /// --peft.*: LoRA adapters on the policy (before the backend lays it out); logs the counts.
   void setup_peft();
   /// The backend's model state; in a PEFT run only the trainable entries (`trainable_only`,
@@ -91,6 +98,8 @@ class Trainer {
   /// SIGTERM or SIGINT on any rank (0 = none): all ranks agree at this update, checkpoint,
   /// and stop.
   int stop_requested();
+  /// The wrap unit whose backward an exception left (sharded backends know it), else "".
+  std::string unit_in_backward() const;
   TrainingStep training_step_record(std::int64_t step) const;
 
   RunLock run_lock_;  ///< first member: released (and a failed start cleaned up) last
@@ -105,6 +114,7 @@ class Trainer {
   std::unique_ptr<Config> eval_config_;     // the validation dataset's options (it points at them)
   std::shared_ptr<Dataset> eval_dataset_;  // set when --eval_freq > 0
   std::int64_t start_step_ = 0;
+  LogWindow log_window_;  ///< loss and policy metrics since the last log line (kept in checkpoints)
 
   std::shared_ptr<Comm> comm_;
   std::unique_ptr<DeviceMesh> mesh_;
@@ -113,6 +123,7 @@ class Trainer {
   std::shared_ptr<Dataset> dataset_;
   std::shared_ptr<Policy> policy_;
   std::optional<LoraOptions> lora_;  ///< set in a PEFT run
+  std::string base_record_;  ///< a PEFT run's base model record (BaseModelRecord JSON), on rank 0
   LoraSummary lora_summary_;
   std::shared_ptr<Backend> backend_;
   std::unique_ptr<Checkpointer> checkpointer_;

@@ -106,8 +106,10 @@ std::int64_t int_member(const boost::json::value& object, const std::string& key
 
 DatasetInfo read_dataset_info(const std::string& root) {
   const auto path = (fs::path(root) / "meta" / "info.json").string();
+  // Not a LeRobot dataset, or one of a version shardkit does not read: the wrong folder to name
+  // (ConfigError, exit 2); a damaged info.json is a FormatError (exit 1).
   if (!fs::exists(path))
-    throw FormatError("no meta/info.json in " + root + ": this folder is not a LeRobot dataset (expected " +
+    throw ConfigError("no meta/info.json in " + root + ": this folder is not a LeRobot dataset (expected " +
                       path + "; a dataset downloaded with `hf download --repo-type dataset <repo_id> "
                       "--local-dir <folder>` or recorded with LeRobot has it)");
   const auto json = read_json_file(path);
@@ -115,7 +117,7 @@ DatasetInfo read_dataset_info(const std::string& root) {
   info.root = root;
   info.codebase_version = string_member(json, "codebase_version", path);
   if (info.codebase_version != kCodebaseVersion)
-    throw FormatError(path + " says codebase_version \"" + info.codebase_version + "\"; shardkit reads " +
+    throw ConfigError(path + " says codebase_version \"" + info.codebase_version + "\"; shardkit reads " +
                       kCodebaseVersion + " only. Convert the dataset with LeRobot's converter "
                       "(python -m lerobot.datasets.v30.convert_dataset_v21_to_v30 --repo-id=<repo_id>) first");
   const auto& fps = json_member(json, "fps", path);

@@ -45,8 +45,9 @@ struct DatasetInfo {
   std::string video_file(const std::string& key, std::int64_t chunk, std::int64_t file) const;
 };
 
-/// Reads <root>/meta/info.json. Throws FormatError naming the file when it is missing or
-/// malformed, and when its codebase_version is not v3.0 (naming LeRobot's converter).
+/// Reads <root>/meta/info.json. Throws ConfigError naming the file when it is missing and
+/// when its codebase_version is not v3.0 (naming LeRobot's converter), FormatError when it is
+/// malformed.
 DatasetInfo read_dataset_info(const std::string& root);
 
 /// Fills a LeRobot path template: {name} and {name:0Nd} placeholders from `values`.

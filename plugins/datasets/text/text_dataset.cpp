@@ -9,6 +9,7 @@
 
 #include <ATen/ATen.h>
 
+#include "data_splits.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/logging.hpp"
 #include "shardkit/runtime.hpp"
@@ -86,18 +87,51 @@ TextDataset::TextDataset(const PluginContext& ctx) {
   const auto split = o.get_string("split");
   const auto fraction = o.get_float("validation_fraction");
   const auto validation_path = o.get_string("validation_path");
+  const auto path = o.get_string("path");
   if (fraction > 0 && !validation_path.empty())
     throw ConfigError("--dataset.validation_fraction and --dataset.validation_path are both set: give one");
-  if (split == "validation" && fraction <= 0 && validation_path.empty())
-    throw ConfigError("--dataset.split=validation needs --dataset.validation_fraction (> 0) or "
-                      "--dataset.validation_path");
+  // A folder whose file names give splits (train.jsonl, validation.jsonl) is split by them.
+  std::vector<std::string> folder_files;
+  NamedSplits named;
+  if (std::error_code ec; fs::is_directory(path, ec)) {
+    folder_files = data_files(path, "--dataset.path");
+    named = split_by_file_name(folder_files);
+  }
+  if (!named.validation.empty() && (fraction > 0 || !validation_path.empty()))
+    throw ConfigError(std::string(fraction > 0 ? "--dataset.validation_fraction" : "--dataset.validation_path") +
+                      " is set, and --dataset.path=" + path + " has validation files by name (" +
+                      file_names(named.validation) + "), which are its validation split: give one (drop the option, "
+                      "or rename the files)");
+  if (split == "validation" && fraction <= 0 && validation_path.empty() && named.validation.empty())
+    throw ConfigError("--dataset.split=validation needs --dataset.validation_fraction (> 0), "
+                      "--dataset.validation_path, or validation files in the --dataset.path folder (named "
+                      "validation*, valid*, dev* or val*, as Hugging Face datasets splits a folder)");
 
   const auto tok_path = tokenizer_path(ctx);
   const auto tokenizer = Tokenizer::load(tok_path);
   const auto tokenizer_file = fs::is_directory(tok_path) ? (fs::path(tok_path) / "tokenizer.json").string() : tok_path;
-  const bool from_validation_path = split == "validation" && !validation_path.empty();
-  const auto files = from_validation_path ? data_files(validation_path, "--dataset.validation_path")
-                                          : data_files(o.get_string("path"), "--dataset.path");
+  std::vector<std::string> files;
+  if (split == "validation" && !validation_path.empty()) {
+    files = data_files(validation_path, "--dataset.validation_path");
+  } else if (named.any()) {
+    files = split == "validation" && !named.validation.empty() ? named.validation : named.train;
+    if (files.empty())
+      throw ConfigError("--dataset.path=" + path + " is split by its file names, as Hugging Face datasets splits a "
+                        "folder (train: " + file_names(named.train) + "; validation: " +
+                        file_names(named.validation) + "; test: " + file_names(named.test) + "), and no file is in "
+                        "the train split: name the training files train* or training* (followed by -, _, ., a "
+                        "space or a digit), or give --dataset.path one file");
+    if (split == "train") {
+      log->info("text dataset: --dataset.path={} is split by file name (as Hugging Face datasets): train: {}; "
+                "validation: {}; test: {} (not read)", path, file_names(named.train), file_names(named.validation),
+                file_names(named.test));
+      if (!named.unnamed.empty())
+        log->warn("text dataset: --dataset.path={}: not read, as their names give no split while the folder's "
+                  "other files are split by name: {}", path, file_names(named.unnamed));
+    }
+  } else {
+    files = folder_files.empty() ? data_files(path, "--dataset.path") : folder_files;
+  }
   auto docs = load_tokens(files, *tokenizer, tokenizer_file, ctx, *log);
 
   // The validation split is the last fraction of the documents, in file order.

@@ -1,5 +1,5 @@
 // Checkpoint manifests: a damaged file is named before anything is loaded (sizes always,
-// checksums with --checkpoint.verify), and what an interrupted save leaves is sorted out on resume.
+// checksums unless --checkpoint.verify=false), and what an interrupted save leaves is sorted out on resume.
 #include <filesystem>
 #include <fstream>
 
@@ -44,7 +44,7 @@ TEST_CASE("a truncated checkpoint file is named from the manifest, with the chec
   CHECK(contains(r.output, "nothing was changed. Resume from " + out + "/checkpoints/000005"));
 }
 
-TEST_CASE("--checkpoint.verify finds a changed byte that keeps the size") {
+TEST_CASE("a resume finds a changed byte that keeps the size, unless --checkpoint.verify=false") {
   TempDir dir("sk-manifest-sum");
   const auto out = trained_run(dir);
   const auto model = out + "/checkpoints/000010/pretrained_model/model.safetensors";
@@ -56,15 +56,32 @@ TEST_CASE("--checkpoint.verify finds a changed byte that keeps the size") {
     f.seekp(-3, std::ios::end);
     f.put(static_cast<char>(c ^ 0x5a));
   }
-  const auto verified = resume(out, {"--checkpoint.verify=true"});
-  INFO(verified.output);
-  CHECK(verified.exit_code == 1);
-  CHECK(contains(verified.output, "pretrained_model/model.safetensors is damaged: its checksum differs from the "
-                                  "manifest's (same size)"));
-  // Without verification only sizes are compared: the same checkpoint loads.
-  const auto unverified = resume(out);
+  for (const auto* flag : {"", "--checkpoint.verify=true"}) {
+    const auto verified = resume(out, std::string(flag).empty() ? std::vector<std::string>{}
+                                                                : std::vector<std::string>{flag});
+    INFO(flag << verified.output);
+    CHECK(verified.exit_code == 1);
+    CHECK(contains(verified.output, "pretrained_model/model.safetensors is damaged: its checksum differs from the "
+                                    "manifest's (same size)"));
+    CHECK(contains(verified.output, "nothing was changed. Resume from " + out + "/checkpoints/000005"));
+  }
+  // Asked not to verify, only sizes are compared: the same checkpoint loads.
+  const auto unverified = resume(out, {"--checkpoint.verify=false"});
   INFO(unverified.output);
   CHECK(unverified.exit_code == 0);
+}
+
+TEST_CASE("a checkpoint missing a training-state file names the newest complete one, not last") {
+  TempDir dir("sk-manifest-missing");
+  const auto out = trained_run(dir);
+  fs::remove(out + "/checkpoints/000010/training_state/scheduler_state.json");
+  const auto r = resume(out);
+  INFO(r.output);
+  CHECK(r.exit_code != 0);
+  CHECK(contains(r.output, "training_state/scheduler_state.json"));
+  CHECK(contains(r.output, "Resume from " + out + "/checkpoints/000005 (the newest other complete checkpoint)"));
+  CHECK_FALSE(contains(r.output, "e.g. checkpoints/last"));
+  CHECK(fs::read_symlink(out + "/checkpoints/last") == "000010");
 }
 
 TEST_CASE("a resume sorts out what an interrupted save left, without help") {

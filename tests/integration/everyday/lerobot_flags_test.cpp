@@ -20,13 +20,19 @@ TEST_CASE("LeRobot's off switches are accepted with a notice saying why they cha
   TempDir dir("sk-lerobot-flags");
   const auto r = run_program("shardkit-train", tiny_run(dir / "run", {"--steps=2", "--wandb.enable=false",
                                                                        "--policy.push_to_hub=false", "--eval_freq=0",
-                                                                       "--num_workers=4"}));
+                                                                       "--num_workers=4", "--wandb.project=lerobot",
+                                                                       "--wandb.entity=me", "--wandb.notes=first try",
+                                                                       "--wandb.mode=offline",
+                                                                       "--policy.repo_id=me/my_policy"}));
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.output, "--wandb.enable=false is ignored: shardkit has no Weights & Biases logger"));
   CHECK(contains(r.output, "--policy.push_to_hub=false is ignored: shardkit never uploads"));
   CHECK(contains(r.output, "--eval_freq=0: no evaluation while training, which is the default"));
   CHECK(contains(r.output, "--num_workers=4 is ignored: --dataset.type=synthetic has no workers option"));
+  for (const auto* flag : {"--wandb.project=lerobot", "--wandb.entity=me", "--wandb.notes=first try", "--wandb.mode=offline"})
+    CHECK(contains(r.output, std::string(flag) + " is ignored: shardkit sends nothing to Weights & Biases"));
+  CHECK(contains(r.output, "--policy.repo_id=me/my_policy is ignored: shardkit pushes nothing to the Hugging Face Hub"));
   CHECK(read_metrics(dir / "run").size() == 2);
   // Not given, not mentioned.
   const auto plain = run_program("shardkit-train", tiny_run(dir / "plain", {"--steps=2"}));
@@ -51,9 +57,23 @@ TEST_CASE("asking for what shardkit lacks (wandb, hub upload, evaluation) is one
   CHECK_FALSE(fs::exists(dir / "run"));
 }
 
-TEST_CASE("--dataset.repo_id without a dataset that reads it names the dataset plugins there are") {
+TEST_CASE("--dataset.repo_id alone selects the lerobot dataset, as LeRobot has only that kind") {
+  if (!lerobot_plugin_built()) FAIL("the lerobot dataset plugin was not built (needs Arrow and FFmpeg)");
+  TempDir dir("sk-repo-id-alone");
+  const auto r = run_program("shardkit-train", {"--print_config=true", "--dataset.repo_id=tiny/video",
+                                                "--dataset.root=" + std::string(SHARDKIT_SOURCE_DIR) +
+                                                    "/tests/data/lerobot-tiny-v3/video",
+                                                "--policy.type=act", "--output_dir=" + (dir / "run")});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.output, "= \"lerobot\""));
+  CHECK(contains(r.output, "--dataset.repo_id (LeRobot's only kind of dataset)"));
+}
+
+TEST_CASE("--dataset.repo_id with a dataset that cannot read it names the dataset plugins there are") {
   TempDir dir("sk-repo-id");
-  const auto r = run_program("shardkit-train", tiny_run(dir / "run", {"--steps=2", "--dataset.repo_id=lerobot/pusht"}));
+  const auto r = run_program("shardkit-train", tiny_run(dir / "run", {"--steps=2", "--dataset.type=synthetic",
+                                                                      "--dataset.repo_id=lerobot/pusht"}));
   INFO(r.output);
   CHECK(r.exit_code == 2);
   CHECK(contains(r.output, "--dataset.repo_id=lerobot/pusht names a LeRobot dataset, but --dataset.type=synthetic is selected"));

@@ -3,19 +3,12 @@
 
 #include <filesystem>
 
-#include "../distributed/launch.hpp"
+#include "../distributed/train_in.hpp"
 
 using namespace shardkit::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-/// shardkit-train started from `cwd` with `args`.
-ProcessResult train_in(const std::string& cwd, const std::vector<std::string>& args) {
-  std::string cmd = "cd " + shell_quote(cwd) + " && " + shell_quote(bin("shardkit-train"));
-  for (const auto& a : args) cmd += " " + shell_quote(a);
-  return run_command(cmd);
-}
 
 const std::string kLast = "/checkpoints/last/pretrained_model/train_config.json";
 

@@ -89,4 +89,17 @@ TEST_CASE("a failed start leaves no folder behind") {
   INFO(mismatch.output);
   CHECK(mismatch.exit_code != 0);
   CHECK_FALSE(fs::exists(dir / "wide"));
+
+  // Two processes leave without running destructors (a peer may be gone): rank 0 still
+  // removes what the failed start made, the folder or, in a folder that existed, the lock.
+  const auto two = launch(2, tiny_run(dir / "two/run", {"--steps=10", "--policy.path=" + (dir / "no-weights")}));
+  INFO(two.output);
+  CHECK(two.exit_code != 0);
+  CHECK(contains(two.output, "model"));
+  CHECK_FALSE(fs::exists(dir / "two"));
+  fs::create_directories(dir / "existing");
+  const auto into = launch(2, tiny_run(dir / "existing", {"--steps=10", "--policy.path=" + (dir / "no-weights")}));
+  INFO(into.output);
+  CHECK(into.exit_code != 0);
+  CHECK(fs::is_empty(dir / "existing"));
 }

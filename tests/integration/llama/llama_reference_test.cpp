@@ -113,7 +113,8 @@ TEST_CASE("llama refuses bad folders and options with errors naming the key or o
     const auto r = run_program("shardkit-train", {"--policy.path=" + dir / "gpt2", "--output_dir=" + dir / "run"});
     INFO(r.output);
     CHECK(r.exit_code != 0);
-    CHECK(contains(r.output, "this checkpoint is a 'gpt2' policy, and no plugin of that name is loaded"));
+    CHECK(contains(r.output, "holds a 'gpt2' model (config.json's model_type)"));
+    CHECK(contains(r.output, "the Hugging Face model types it supports are 'llama'"));
   }
   // No weights.
   fs::create_directory(dir / "empty");

@@ -1,15 +1,24 @@
 """The language-model fine-tuning test's files, made by the Python peers (no network).
 
-lm_fixture.py make DIR   -> DIR/model (a tokenizer.json trained by `tokenizers` and a tiny random
-                            Llama saved by transformers) and DIR/data.jsonl (400 documents)
+lm_fixture.py make DIR   -> DIR/model (a tokenizer trained by `tokenizers`, saved by transformers
+                            with a chat template: tokenizer.json, tokenizer_config.json and
+                            chat_template.jinja; a tiny random Llama saved by transformers) and
+                            DIR/data.jsonl (400 documents)
 lm_fixture.py load DIR   -> loads DIR (a shardkit checkpoint's pretrained_model) with transformers,
                             strictly, and its tokenizer with PreTrainedTokenizerFast; prints the
                             mean loss of the first 8 documents of data.jsonl-style text
+lm_fixture.py chat DIR.. -> for each DIR, AutoTokenizer.from_pretrained(DIR).apply_chat_template of
+                            one conversation (as text), as a JSON list; a folder whose tokenizer
+                            has no chat template gives an error text instead
 """
 import json
 import os
 import random
 import sys
+
+CHAT_TEMPLATE = ("{% for message in messages %}<|{{ message['role'] }}|>{{ message['content'] }}<|endoftext|>"
+                 "{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}")
+CONVERSATION = [{"role": "user", "content": "pour the water"}, {"role": "assistant", "content": "into the cup"}]
 
 WORDS = ("the quick brown fox jumps over a lazy dog while robots learn to grasp cubes and pour water "
          "from one cup into another").split()
@@ -18,7 +27,7 @@ WORDS = ("the quick brown fox jumps over a lazy dog while robots learn to grasp 
 def make(root):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
     rng = random.Random(0)
     lines = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 30))) for _ in range(400)]
@@ -32,7 +41,12 @@ def make(root):
                                                        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
     model_dir = os.path.join(root, "model")
     os.makedirs(model_dir, exist_ok=True)
-    tok.save(os.path.join(model_dir, "tokenizer.json"))
+    # transformers 5 saves the chat template as chat_template.jinja beside tokenizer.json.
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|endoftext|>")
+    fast.chat_template = CHAT_TEMPLATE
+    fast.save_pretrained(model_dir)
+    if not os.path.isfile(os.path.join(model_dir, "chat_template.jinja")):
+        sys.exit("transformers did not write chat_template.jinja")
     torch.manual_seed(0)
     config = LlamaConfig(vocab_size=tok.get_vocab_size(), hidden_size=64, intermediate_size=128,
                          num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
@@ -58,5 +72,20 @@ def load(folder):
     print(json.dumps({"loss": loss}))
 
 
+def chat(folders):
+    from transformers import AutoTokenizer
+
+    out = []
+    for folder in folders:
+        try:
+            out.append(AutoTokenizer.from_pretrained(folder).apply_chat_template(CONVERSATION, tokenize=False))
+        except ValueError as e:  # no chat template
+            out.append(f"error: {e}")
+    print(json.dumps(out))
+
+
 if __name__ == "__main__":
-    {"make": make, "load": load}[sys.argv[1]](sys.argv[2])
+    if sys.argv[1] == "chat":
+        chat(sys.argv[2:])
+    else:
+        {"make": make, "load": load}[sys.argv[1]](sys.argv[2])

@@ -41,6 +41,24 @@ TEST_CASE("a DeepSpeed config sets the stage, accumulation and clipping; auto ta
   CHECK(contains(saved, "\"grad_clip_norm\": 0.5"));
 }
 
+TEST_CASE("a DeepSpeed config's bf16 and fp16 sections set the mixed precision, as Hugging Face's integration does") {
+  TempDir dir("sk-ds-precision");
+  const auto bf16 = write_config(dir / "bf16.json", R"({"bf16": {"enabled": true}, "zero_optimization": {"stage": 3}})");
+  const auto out = launch_ok(2, dir / "bf16", with_config(bf16), {"--batch_size=2"});
+  CHECK(contains(slurp(dir / "bf16/checkpoints/last/pretrained_model/train_config.json"),
+                 "\"mixed_precision\": \"bf16\""));
+  CHECK(contains(slurp(dir / "bf16/checkpoints/last/training_state/training_step.json"), "\"precision\": \"bf16\""));
+  const auto fp16 = write_config(dir / "fp16.json", R"({
+  "fp16": {"enabled": "auto", "loss_scale": 0, "initial_scale_power": 12, "loss_scale_window": 500, "hysteresis": 2},
+  "zero_optimization": {"stage": 2}})");
+  const auto fp16_out = launch_ok(2, dir / "fp16", with_config(fp16, {"--accelerator.mixed_precision=fp16"}),
+                                  {"--batch_size=2"});
+  const auto saved = slurp(dir / "fp16/checkpoints/last/pretrained_model/train_config.json");
+  CHECK(contains(saved, "\"init_scale\": 4096"));
+  CHECK(contains(saved, "\"growth_interval\": 500"));
+  CHECK(contains(fp16_out, "ignores them: fp16.hysteresis=2"));
+}
+
 TEST_CASE("a DeepSpeed field that contradicts a flag, mixed precision and a wrong train_batch_size are refused") {
   TempDir dir("sk-ds-bad");
   const auto contradict = write_config(dir / "a.json", R"({"train_micro_batch_size_per_gpu": 4})");
@@ -50,10 +68,11 @@ TEST_CASE("a DeepSpeed field that contradicts a flag, mixed precision and a wron
   CHECK(contains(r.output, "a.json:1:36: train_micro_batch_size_per_gpu=4 contradicts --batch_size=8; make them agree"));
 
   const auto bf16 = write_config(dir / "b.json", R"({"bf16": {"enabled": true}})");
-  r = launch(2, tiny_run(dir / "b", with_config(bf16)));
+  r = launch(2, tiny_run(dir / "b", with_config(bf16, {"--accelerator.mixed_precision=fp16"})));
   INFO(r.output);
   CHECK(r.exit_code == 2);
-  CHECK(contains(r.output, "bf16.enabled=true asks for mixed precision, which the zero backend does not implement yet"));
+  CHECK(contains(r.output, "bf16.enabled=true asks for --accelerator.mixed_precision=bf16, which contradicts "
+                           "--accelerator.mixed_precision=fp16"));
 
   const auto batch = write_config(dir / "c.json", R"({"train_batch_size": 64})");
   r = launch(2, tiny_run(dir / "c", with_config(batch, {"--batch_size=4"})));

@@ -48,6 +48,15 @@ TEST_CASE("a wrap class that no block has is refused, naming the classes that ex
                                   "class; its blocks are: MlpBlock");
 }
 
+TEST_CASE("wrap_modules and min_num_params together are refused: both choose the wrap units") {
+  TempDir dir("sk-shard-wrapboth");
+  const auto r = launch(2, tiny_run(dir / "run", {"--steps=3", "--distributed_backend=fsdp", "--checkpoint_format=dcp",
+                                                  "--accelerator.fsdp.wrap_modules=MlpBlock",
+                                                  "--accelerator.fsdp.min_num_params=100"}));
+  require_refused(r, dir / "run", "--accelerator.fsdp.wrap_modules and --accelerator.fsdp.min_num_params both choose "
+                                  "the wrap units, by class and by size: give one of them");
+}
+
 TEST_CASE("a weight tied across two wrap units is refused, naming the parameter") {
   TempDir dir("sk-shard-tied");
   const auto r = fixture_run(dir / "run", {"--policy.tie=across"});

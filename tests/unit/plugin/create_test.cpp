@@ -78,10 +78,11 @@ TEST_CASE("a mistyped plugin name gets a did-you-mean over the plugins of that k
   CHECK_THROWS_WITH(registry.get("dataset", "good"), Contains("unknown dataset 'good'; available: none"));
 }
 
-TEST_CASE("a throwing factory gives a PluginError naming the plugin", "[plugin][create]") {
+TEST_CASE("a throwing factory gives a RuntimeError naming the plugin", "[plugin][create]") {
   Registry registry;
   registry.load_file(fixture("throws"));
-  CHECK_THROWS_AS(registry.create("policy", "throws", PluginContext{}), PluginError);
+  // A failure while starting (exit 1), not a plugin the loader refused (PluginError, exit 2).
+  CHECK_THROWS_AS(registry.create("policy", "throws", PluginContext{}), shardkit::RuntimeError);
   CHECK_THROWS_WITH(registry.create("policy", "throws", PluginContext{}),
                     Contains("policy 'throws' failed to start: the throws fixture refuses to start"));
 }

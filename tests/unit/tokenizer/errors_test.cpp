@@ -17,12 +17,15 @@ namespace json = boost::json;
 
 namespace {
 
-// The error loading `name`'s tokenizer.json after `edit` changed it ("" when none).
+// The error loading `name`'s tokenizer.json after `edit` changed it ("" when none): a
+// ConfigError for what is not supported, a FormatError for a malformed file.
 std::string load_error_after(const std::string& name, const std::function<void(json::object&)>& edit) {
   auto root = json::parse(slurp(tokenizer_data() + "/" + name + "/tokenizer.json"));
   edit(root.as_object());
   try {
     Tokenizer::from_json(json::serialize(root), "edited/tokenizer.json");
+  } catch (const shardkit::ConfigError& e) {
+    return e.what();
   } catch (const shardkit::FormatError& e) {
     return e.what();
   }
@@ -65,15 +68,67 @@ TEST_CASE("unsupported tokenizer.json features are refused by name", "[tokenizer
   }
 }
 
+TEST_CASE("what is not supported is a configuration error, a malformed file a format error", "[tokenizer][errors]") {
+  // shardkit-train exits 2 for the first (name another tokenizer), 1 for the second (a damaged file).
+  auto root = json::parse(slurp(tokenizer_data() + "/gpt2/tokenizer.json"));
+  root.as_object()["normalizer"] = json::object{{"type", "NFKC"}};
+  CHECK_THROWS_AS(Tokenizer::from_json(json::serialize(root), "edited/tokenizer.json"), shardkit::ConfigError);
+  root = json::parse(slurp(tokenizer_data() + "/gpt2/tokenizer.json"));
+  model(root.as_object())["merges"].as_array()[0] = json::array{"notatoken", "x"};
+  CHECK_THROWS_AS(Tokenizer::from_json(json::serialize(root), "edited/tokenizer.json"), shardkit::FormatError);
+}
+
+TEST_CASE("a tokenizer.json with several unsupported parts names them all in one error", "[tokenizer][errors]") {
+  // Four parts at once: each is named, in the order of the file, in one message.
+  auto e = load_error_after("gpt2", [](json::object& o) {
+    o["normalizer"] = json::object{{"type", "NFKC"}};
+    model(o)["byte_fallback"] = true;
+    o["pre_tokenizer"] = json::object{{"type", "Metaspace"}};
+    o["post_processor"] = json::object{{"type", "BertProcessing"}};
+  });
+  INFO(e);
+  CHECK(contains(e, "edited/tokenizer.json: 4 parts are not supported: (1) normalizer 'NFKC' is not supported"));
+  CHECK(contains(e, "(2) model.byte_fallback=true"));
+  CHECK(contains(e, "(3) pre_tokenizer type 'Metaspace' is not supported"));
+  CHECK(contains(e, "(4) post_processor type 'BertProcessing' is not supported"));
+
+  // Llama 2's form (sentencepiece as BPE): a normalizer and byte fallback, both named.
+  e = load_error_after("gpt2", [](json::object& o) {
+    o["normalizer"] = json::parse(R"({"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "_"}]})");
+    model(o)["byte_fallback"] = true;
+  });
+  INFO(e);
+  CHECK(contains(e, "2 parts are not supported"));
+  CHECK(contains(e, "normalizer 'Sequence'"));
+  CHECK(contains(e, "byte_fallback"));
+
+  // Another model type, with pre-tokenizer steps of a Sequence that are not supported either.
+  e = load_error_after("llama3", [](json::object& o) {
+    model(o)["type"] = "Unigram";
+    auto& steps = o["pre_tokenizer"].as_object()["pretokenizers"].as_array();
+    steps[0].as_object()["behavior"] = "MergedWithPrevious";
+    steps.push_back(json::object{{"type", "Digits"}});
+  });
+  INFO(e);
+  CHECK(contains(e, "3 parts are not supported"));
+  CHECK(contains(e, "model type 'Unigram' is not supported"));
+  CHECK(contains(e, "Split pre-tokenizer behavior 'MergedWithPrevious' is not supported"));
+  CHECK(contains(e, "pre_tokenizer type 'Digits' is not supported"));
+
+  // One part alone keeps the one-part form.
+  e = load_error_after("gpt2", [](json::object& o) { o["pre_tokenizer"] = json::object{{"type", "Metaspace"}}; });
+  CHECK(contains(e, "edited/tokenizer.json: pre_tokenizer type 'Metaspace' is not supported"));
+}
+
 TEST_CASE("missing files and invalid UTF-8 input are errors naming what is wrong", "[tokenizer][errors]") {
   TempDir dir;
   try {
     Tokenizer::load(dir.path());
     FAIL("no error");
-  } catch (const shardkit::FormatError& e) {
+  } catch (const shardkit::ConfigError& e) {  // a tokenizer not where the command says: exit 2
     CHECK(contains(e.what(), "holds no tokenizer.json"));
   }
-  CHECK_THROWS_AS(Tokenizer::load(dir / "nope.json"), shardkit::FormatError);
+  CHECK_THROWS_AS(Tokenizer::load(dir / "nope.json"), shardkit::ConfigError);
   const auto gpt2 = Tokenizer::load(tokenizer_data() + "/gpt2");
   try {
     gpt2->encode(std::string("ok \xC3\x28"), false);

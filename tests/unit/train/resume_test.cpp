@@ -40,6 +40,21 @@ TEST_CASE("resume from step k reproduces the uninterrupted run exactly", "[train
   CHECK(fs::read_symlink(fs::path(run) / "checkpoints/last") == "000060");
 }
 
+TEST_CASE("a resume inside a log window logs the same averages as the uninterrupted run", "[train][resume]") {
+  // Saved at step 4 of an 8-step log window: the first line after the resume averages steps
+  // 1-8 as the uninterrupted run's does, not only 5-8.
+  TempDir tmp;
+  const auto ref = tmp / "reference", run = tmp / "run";
+  const std::vector<std::string> args = {"--steps=16", "--log_freq=8", "--save_freq=4", "--batch_size=16"};
+  train_ok(small_run(ref, args));
+  train_ok(small_run(run, args));
+  train_ok({"--resume=true",
+            "--config_path=" + run + "/checkpoints/000004/pretrained_model/train_config.json"});
+  const auto reference = read_metrics(ref);
+  REQUIRE(reference.size() == 2);
+  check_same_tail(reference, read_metrics(run));
+}
+
 TEST_CASE("resume with a larger --steps trains further, exactly as one long run", "[train][resume]") {
   // 256 samples / 16 = 16 batches per epoch: steps 40 -> 60 crosses epoch boundaries.
   TempDir tmp;

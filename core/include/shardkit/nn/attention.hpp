@@ -8,12 +8,25 @@
 // dropout; bmm with v; out_proj. It differs from torch::nn::MultiheadAttention in three costs:
 // inputs are compared by identity, not by value (LibTorch's torch::equal passes); the
 // attention probabilities use shardkit::nn::dropout; no head-averaged weights are formed.
+//
+// It takes LoRA adapters as PEFT's lora.MultiheadAttention does: enable_lora() puts one adapter
+// on the packed in-projection (`lora_A` embed_dim -> r, `lora_B` r -> 3 embed_dim: q, k and v
+// together, as PEFT can only adapt them) and one on out_proj, registered as
+// `base_layer.out_proj.lora_A` / `lora_B`, the names PEFT's wrapped out_proj gives them in
+// adapter_model.safetensors (`<attn>.base_layer.out_proj.lora_A.weight`). Both are folded into
+// the weights for each forward (in_proj_weight + B A * alpha / r, and out_proj's likewise), as
+// PEFT merges them around torch's forward, so the adapters take no dropout (PEFT's lora_dropout
+// has no effect there either). The base parameters keep torch's names. The adapters live only as
+// registered submodules (free functions below), so the class's layout, and the plugin ABI,
+// are those of a MultiheadAttention without LoRA.
 #pragma once
 
 #include <torch/nn/cloneable.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
+
+#include <optional>
 
 namespace shardkit::nn {
 
@@ -35,5 +48,20 @@ class MultiheadAttentionImpl : public torch::nn::Cloneable<MultiheadAttentionImp
   double dropout_;
 };
 TORCH_MODULE(MultiheadAttention);
+
+/// The adapters of an attention once LoRA is enabled: the in-projection's (`in_A` embed_dim -> r,
+/// `in_B` r -> 3 embed_dim) and out_proj's, with their scaling alpha / r.
+struct AttentionLora {
+  torch::nn::Linear in_A{nullptr}, in_B{nullptr}, out_A{nullptr}, out_B{nullptr};
+  double scaling = 0;
+};
+
+/// PEFT's lora.MultiheadAttention on `attention`: adapters of rank `r` (scaling `alpha` / `r`)
+/// on the packed in-projection and on out_proj; freezes in_proj_weight, in_proj_bias and
+/// out_proj. No dropout (the adapters are folded into the weights, as PEFT's are). clone() is
+/// not supported after it. ConfigError when r < 1, RuntimeError when called twice.
+void enable_lora(MultiheadAttentionImpl& attention, std::int64_t r, double alpha);
+/// The adapters of `attention`, or std::nullopt before enable_lora().
+std::optional<AttentionLora> lora_of(const MultiheadAttentionImpl& attention);
 
 }  // namespace shardkit::nn

@@ -1,6 +1,7 @@
-// shardkit::nn::LoraLinear: a Linear that can carry a LoRA adapter (PEFT's lora.Linear computation).
+// LoRA-capable layers: PEFT's adapter pair, and shardkit::nn::LoraLinear, a Linear that can carry an adapter (PEFT's
+// lora.Linear computation).
 //
-// Its own parameters are named as torch::nn::Linear's ("weight", "bias"), so full-weight
+// LoraLinear's own parameters are named as torch::nn::Linear's ("weight", "bias"), so full-weight
 // checkpoints keep the reference names. enable_lora() adds the submodules `lora_A` (in -> r, no
 // bias, PEFT's kaiming-uniform init) and `lora_B` (r -> out, zeros) and freezes weight and bias;
 // forward is then, as PEFT's:
@@ -9,6 +10,9 @@
 //
 //   auto proj = register_module("q_proj", shardkit::nn::LoraLinear(64, 64, /*bias=*/false));
 //   proj->enable_lora(16, 8.0, 0.0);  // usually through shardkit::apply_lora()
+//
+// shardkit::nn::MultiheadAttention (attention.hpp) is the other layer shardkit::apply_lora() adapts:
+// PEFT's lora.MultiheadAttention, adapters on its packed in-projection and its out_proj.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +23,18 @@
 #include <torch/types.h>
 
 namespace shardkit::nn {
+
+/// PEFT's adapter for a map in_features -> out_features: `A` (in -> r, no bias) and `B`
+/// (r -> out, no bias).
+struct LoraPair {
+  torch::nn::Linear A{nullptr}, B{nullptr};
+};
+
+/// Registers PEFT's adapter pair on `owner` as "lora_A" and "lora_B", initialised as PEFT's
+/// init_lora_weights=True (A as a fresh Linear: kaiming-uniform, a = sqrt(5); B zeros), with
+/// `like`'s device and dtype. Throws ConfigError when r < 1 (before registering anything).
+LoraPair register_lora_pair(torch::nn::Module& owner, std::int64_t in_features, std::int64_t out_features,
+                            std::int64_t r, const torch::TensorOptions& like);
 
 class LoraLinearImpl : public torch::nn::Module {
  public:

@@ -31,8 +31,10 @@ std::shared_ptr<Tokenizer> Tokenizer::load(const std::string& path) {
   std::error_code ec;
   const bool folder = fs::is_directory(path, ec);
   const auto file = folder ? (fs::path(path) / "tokenizer.json").string() : path;
+  // A tokenizer that is not where the command says is a configuration error (exit 2); one that
+  // is there but damaged is a FormatError (exit 1).
   if (!fs::is_regular_file(file, ec))
-    throw FormatError(folder ? path + " holds no tokenizer.json (a Hugging Face model folder has one)"
+    throw ConfigError(folder ? path + " holds no tokenizer.json (a Hugging Face model folder has one)"
                              : path + ": no such tokenizer.json file");
   auto tokenizer = from_json(read_text_file(file), file);
   const auto config = (fs::path(file).parent_path() / "tokenizer_config.json").string();

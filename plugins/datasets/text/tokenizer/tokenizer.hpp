@@ -29,8 +29,9 @@ struct TokenizerParts {
 };
 
 /// Reads tokenizer.json's text. Unsupported features (another model, a normalizer, a
-/// pre-tokenizer or post-processor tokenizers has but this does not) are a FormatError naming
-/// `source`, the field and what is supported.
+/// pre-tokenizer or post-processor tokenizers has but this does not) are one ConfigError naming
+/// `source` and, for every such part, the field and what is supported; a malformed file is a
+/// FormatError.
 TokenizerParts parse_tokenizer_json(const std::string& json_text, const std::string& source);
 
 /// A loaded tokenizer. encode() and decode() are thread-safe.
@@ -38,7 +39,8 @@ class Tokenizer {
  public:
   /// Loads `path`: a tokenizer.json file, or a folder holding one. A tokenizer_config.json
   /// beside it names the bos/eos/pad tokens; without it they are guessed (see bos_id()).
-  /// Throws FormatError naming the path when a file is missing or unsupported.
+  /// Throws ConfigError naming the path when tokenizer.json is missing or unsupported,
+  /// FormatError when a file is malformed.
   static std::shared_ptr<Tokenizer> load(const std::string& path);
   /// From tokenizer.json's text (`source` names it in errors); no tokenizer_config.json.
   static std::shared_ptr<Tokenizer> from_json(const std::string& json_text, const std::string& source);

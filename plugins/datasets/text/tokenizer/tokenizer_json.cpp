@@ -1,6 +1,10 @@
 // Reads tokenizer.json into the tokenizer's parts, refusing what it does not implement by name.
 #include <boost/json.hpp>
 
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "added_tokens.hpp"
 #include "bpe.hpp"
 #include "pre_tokenizer.hpp"
@@ -26,19 +30,42 @@ std::string string_or_empty(const json::object& o, const char* key) {
   return v && v->is_string() ? std::string(v->as_string()) : "";
 }
 
-[[noreturn]] void unsupported(const std::string& source, const std::string& field, const std::string& value,
-                              const std::string& supported) {
-  throw FormatError(source + ": " + field + " '" + value + "' is not supported (supported: " + supported + ")");
-}
+/// The parts of a tokenizer.json this implementation lacks, gathered while reading so that one
+/// error names them all (a malformed file is still an error at the first fault).
+class Unsupported {
+ public:
+  /// `field` with `value` is not implemented; `supported` lists what is.
+  void add(const std::string& field, const std::string& value, const std::string& supported) {
+    add(field + " '" + value + "' is not supported (supported: " + supported + ")");
+  }
+  /// One whole sentence saying what is not supported.
+  void add(std::string problem) { problems_.push_back(std::move(problem)); }
+  /// Throws one ConfigError naming `source` and every part, when there is any: a tokenizer
+  /// shardkit does not support is the wrong one to name (exit 2), as an unsupported model type
+  /// is; a malformed file stays a FormatError (exit 1).
+  void throw_if_any(const std::string& source) const {
+    if (problems_.empty()) return;
+    if (problems_.size() == 1) throw ConfigError(source + ": " + problems_.front());
+    std::string list;
+    for (std::size_t i = 0; i < problems_.size(); ++i)
+      list += (i ? "; (" : "(") + std::to_string(i + 1) + ") " + problems_[i];
+    throw ConfigError(source + ": " + std::to_string(problems_.size()) + " parts are not supported: " + list);
+  }
 
-std::unique_ptr<Bpe> read_model(const json::object& m, const std::string& source) {
+ private:
+  std::vector<std::string> problems_;
+};
+
+/// The BPE model, or nullptr when its type is not BPE (recorded in `unsupported`).
+std::unique_ptr<Bpe> read_model(const json::object& m, const std::string& source, Unsupported& unsupported) {
   const auto type = type_of(m);
-  if (!type.empty() && type != "BPE") unsupported(source, "model type", type, "BPE");
+  if (!type.empty() && type != "BPE") unsupported.add("model type", type, "BPE");
   if (flag(m, "byte_fallback", false))
-    throw FormatError(source + ": model.byte_fallback=true (a sentencepiece-style tokenizer such as Llama 2's) is "
-                      "not supported; byte-level BPE tokenizers (GPT-2, Llama 3) are");
+    unsupported.add("model.byte_fallback=true (a sentencepiece-style tokenizer such as Llama 2's) is not supported; "
+                    "byte-level BPE tokenizers (GPT-2, Llama 3) are");
   if (const auto* d = m.if_contains("dropout"); d && !d->is_null() && d->to_number<double>() != 0.0)
-    throw FormatError(source + ": model.dropout is set; BPE dropout is for training tokenizers and is not supported");
+    unsupported.add("model.dropout is set; BPE dropout is for training tokenizers and is not supported");
+  if (!type.empty() && type != "BPE") return nullptr;  // another model's vocab has another form
   const auto* vocab = m.if_contains("vocab");
   const auto* merges = m.if_contains("merges");
   if (!vocab || !vocab->is_object() || !merges || !merges->is_array())
@@ -75,7 +102,10 @@ std::unique_ptr<Bpe> read_model(const json::object& m, const std::string& source
   return std::make_unique<Bpe>(std::move(tokens), pairs, std::move(settings), source);
 }
 
-std::unique_ptr<PreTokenizer> read_pre_tokenizer(const json::value& v, const std::string& source) {
+/// The pre-tokenizer, or nullptr when null or not supported (recorded in `unsupported`; the
+/// steps of a Sequence are each checked).
+std::unique_ptr<PreTokenizer> read_pre_tokenizer(const json::value& v, const std::string& source,
+                                                 Unsupported& unsupported) {
   if (v.is_null()) return nullptr;
   const auto& o = v.as_object();
   const auto type = type_of(o);
@@ -84,15 +114,14 @@ std::unique_ptr<PreTokenizer> read_pre_tokenizer(const json::value& v, const std
     std::vector<std::unique_ptr<PreTokenizer>> steps;
     if (const auto* list = o.if_contains("pretokenizers"); list && list->is_array())
       for (const auto& step : list->as_array())
-        if (auto p = read_pre_tokenizer(step, source)) steps.push_back(std::move(p));
+        if (auto p = read_pre_tokenizer(step, source, unsupported)) steps.push_back(std::move(p));
     return std::make_unique<SequencePreTokenizer>(std::move(steps));
   }
   if (type == "Split") {
     const auto behavior = string_or_empty(o, "behavior");
-    SplitBehavior b;
-    if (behavior == "Isolated") b = SplitBehavior::Isolated;
-    else if (behavior == "Removed") b = SplitBehavior::Removed;
-    else unsupported(source, "Split pre-tokenizer behavior", behavior, "Isolated, Removed");
+    SplitBehavior b = SplitBehavior::Isolated;
+    if (behavior == "Removed") b = SplitBehavior::Removed;
+    else if (behavior != "Isolated") unsupported.add("Split pre-tokenizer behavior", behavior, "Isolated, Removed");
     const auto* pattern = o.if_contains("pattern");
     std::string regex;
     if (pattern && pattern->is_object() && pattern->as_object().contains("Regex"))
@@ -101,23 +130,38 @@ std::unique_ptr<PreTokenizer> read_pre_tokenizer(const json::value& v, const std
       regex = escape_regex(std::string(pattern->as_object().at("String").as_string()));
     else
       throw FormatError(source + ": Split pre-tokenizer without a {\"Regex\": ...} or {\"String\": ...} pattern");
-    return std::make_unique<SplitPreTokenizer>(regex, b, flag(o, "invert", false), source + " (Split pre-tokenizer)");
+    const auto what = source + " (Split pre-tokenizer)";
+    try {
+      return std::make_unique<SplitPreTokenizer>(regex, b, flag(o, "invert", false), what);
+    } catch (const FormatError& e) {
+      // A pattern PCRE2 does not compile (an Oniguruma-only construct) is one more unsupported part.
+      std::string message = e.what();
+      if (message.rfind(what + ": ", 0) == 0) message = "Split pre-tokenizer: " + message.substr(what.size() + 2);
+      unsupported.add(message);
+      return nullptr;
+    }
   }
-  unsupported(source, "pre_tokenizer type", type, "ByteLevel, Split, Sequence, null");
+  unsupported.add("pre_tokenizer type", type, "ByteLevel, Split, Sequence, null");
+  return nullptr;
 }
 
-void read_post_processor(const json::value& v, const AddedVocabulary& added, const Bpe& model,
-                         TokenizerParts& parts, const std::string& source) {
+/// The single-sequence template's ids around $A into `parts`. `model` is nullptr when the model
+/// is not supported: the template's form is still checked, its ids are not looked up there.
+void read_post_processor(const json::value& v, const AddedVocabulary& added, const Bpe* model,
+                         TokenizerParts& parts, const std::string& source, Unsupported& unsupported) {
   if (v.is_null()) return;
   const auto& o = v.as_object();
   const auto type = type_of(o);
   if (type == "ByteLevel") return;  // changes offsets only
   if (type == "Sequence") {
     if (const auto* list = o.if_contains("processors"); list && list->is_array())
-      for (const auto& p : list->as_array()) read_post_processor(p, added, model, parts, source);
+      for (const auto& p : list->as_array()) read_post_processor(p, added, model, parts, source, unsupported);
     return;
   }
-  if (type != "TemplateProcessing") unsupported(source, "post_processor type", type, "TemplateProcessing, ByteLevel, Sequence, null");
+  if (type != "TemplateProcessing") {
+    unsupported.add("post_processor type", type, "TemplateProcessing, ByteLevel, Sequence, null");
+    return;
+  }
   const auto* single = o.if_contains("single");
   if (!single || !single->is_array()) throw FormatError(source + ": TemplateProcessing without a 'single' template");
   const auto* specials = o.if_contains("special_tokens");
@@ -126,7 +170,7 @@ void read_post_processor(const json::value& v, const AddedVocabulary& added, con
     const auto& p = piece.as_object();
     if (const auto* seq = p.if_contains("Sequence")) {
       const auto id = string_or_empty(seq->as_object(), "id");
-      if (id != "A") throw FormatError(source + ": the single-sequence template uses $" + id + "; only $A is supported");
+      if (id != "A") unsupported.add("the single-sequence template uses $" + id + "; only $A is supported");
       seen_a = true;
     } else if (const auto* sp = p.if_contains("SpecialToken")) {
       const auto name = string_or_empty(sp->as_object(), "id");
@@ -136,9 +180,9 @@ void read_post_processor(const json::value& v, const AddedVocabulary& added, con
         for (const auto& id : entry->as_object().at("ids").as_array()) ids.push_back(static_cast<std::uint32_t>(id.to_number<std::int64_t>()));
       } else if (const auto* t = added.by_content(name)) {
         ids.push_back(t->id);
-      } else if (const auto id = model.token_to_id(name)) {
+      } else if (const auto id = model ? model->token_to_id(name) : std::nullopt) {
         ids.push_back(*id);
-      } else {
+      } else if (model) {
         throw FormatError(source + ": the template's special token '" + name + "' has no id");
       }
       auto& target = seen_a ? parts.suffix_ids : parts.prefix_ids;
@@ -183,19 +227,23 @@ TokenizerParts parse_tokenizer_json(const std::string& json_text, const std::str
   if (!root.is_object()) throw FormatError(source + ": not a tokenizer.json (the top level is not an object)");
   const auto& o = root.as_object();
   try {
+    Unsupported unsupported;
     if (const auto* n = o.if_contains("normalizer"); n && !n->is_null()) {
       const auto type = type_of(n->as_object());
       const auto* list = n->as_object().if_contains("normalizers");
       if (!(type == "Sequence" && list && list->is_array() && list->as_array().empty()))
-        unsupported(source, "normalizer", type, "null (byte-level BPE tokenizers such as GPT-2's and Llama 3's have none)");
+        unsupported.add("normalizer", type, "null (byte-level BPE tokenizers such as GPT-2's and Llama 3's have none)");
     }
     const auto* model = o.if_contains("model");
     if (!model || !model->is_object()) throw FormatError(source + ": no 'model' object");
     TokenizerParts parts;
-    parts.model = read_model(model->as_object(), source);
+    parts.model = read_model(model->as_object(), source, unsupported);
     parts.added = std::make_unique<AddedVocabulary>(read_added_tokens(o.if_contains("added_tokens"), source));
-    if (const auto* p = o.if_contains("pre_tokenizer")) parts.pre_tokenizer = read_pre_tokenizer(*p, source);
-    if (const auto* p = o.if_contains("post_processor")) read_post_processor(*p, *parts.added, *parts.model, parts, source);
+    if (const auto* p = o.if_contains("pre_tokenizer")) parts.pre_tokenizer = read_pre_tokenizer(*p, source, unsupported);
+    if (const auto* p = o.if_contains("post_processor"))
+      read_post_processor(*p, *parts.added, parts.model.get(), parts, source, unsupported);
+    // Every part is read before any is refused, so that one error names them all.
+    unsupported.throw_if_any(source);
     if (const auto* d = o.if_contains("decoder"); d && !d->is_null()) parts.decoder = type_of(d->as_object());
     if (const auto* pad = o.if_contains("padding"); pad && pad->is_object())
       if (const auto* id = pad->as_object().if_contains("pad_id"); id && id->is_int64())

@@ -1,0 +1,97 @@
+// A full disk during a checkpoint save, in every format: every rank stops with the file and ENOSPC, `last` untouched.
+//
+// The disk is filled by tests/fixtures/full_disk_preload.cpp (LD_PRELOAD): writes under the
+// second checkpoint's staging folder fail with ENOSPC once a byte budget is spent, so the first
+// checkpoint is always saved whole and the second always fails, at the same byte of the same file.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "../distributed/launch.hpp"
+
+using namespace shardkit::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// The LD_PRELOAD library that fills the disk.
+std::string full_disk_preload() { return std::string(SHARDKIT_FIXTURE_DIR) + "/preload/full_disk_preload.so"; }
+
+/// A 2-rank fsdp run of 4 steps in `format`, saving at steps 2 and 4. The blocks are wide enough
+/// that each rank's piece of a block weight (768 x 768 floats, 2.4 MB) is larger than the DCP
+/// writer's 1 MiB buffer, so DCP's data files are written from inside LibTorch's zip writer.
+std::vector<std::string> run_args(const std::string& out, const std::string& format) {
+  return tiny_run(out, {"--steps=4", "--save_freq=2", "--batch_size=4", "--policy.hidden_dim=768",
+                        "--distributed_backend=fsdp", "--parallelism.dp_shard=2", "--checkpoint_format=" + format});
+}
+
+/// The line in which rank `rank` reported shardkit-train's error ("" when it printed none).
+std::string error_line(const std::string& output, int rank) {
+  std::istringstream lines(output);
+  const std::string prefix = "[rank" + std::to_string(rank) + "]: shardkit-train: error: ";
+  for (std::string line; std::getline(lines, line);)
+    if (contains(line, prefix)) return line;
+  return "";
+}
+
+/// Whose disk is full, and after how many bytes.
+struct FullDisk {
+  const char* what;
+  const char* rank;   ///< SHARDKIT_TEST_FULL_RANK ("": every rank)
+  const char* bytes;  ///< SHARDKIT_TEST_DISK_BYTES
+};
+
+}  // namespace
+
+TEST_CASE("a full disk during a save stops every rank with the file and ENOSPC, and the run resumes from last") {
+  const FullDisk cases[] = {
+      // Rank 1 alone, at its first byte: in dcp inside LibTorch's zip writer (which ended in
+      // SIGABRT), in safetensors at its generator state, its only file; rank 0 saves fine.
+      {"rank 1's disk is full", "1", "0"},
+      // Every rank, part-way through a file: a short write, then ENOSPC.
+      {"every rank's disk fills after 100 kB", "", "100000"},
+  };
+  for (const std::string format : {"dcp", "safetensors", "safetensors_dcp"}) {
+    for (const auto& full : cases) {
+      INFO(format << ": " << full.what);
+      TempDir dir("sk-full-disk");
+      const auto out = fs::weakly_canonical(dir.path()).string() + "/run";  // as /proc/self/fd names it
+      const auto checkpoints = out + "/checkpoints";
+      const auto staging = checkpoints + "/.tmp-000004";
+      const auto r = run_command("LD_PRELOAD=" + shell_quote(full_disk_preload()) +
+                                 " SHARDKIT_TEST_FULL_DIR=" + shell_quote(staging) +
+                                 " SHARDKIT_TEST_DISK_BYTES=" + full.bytes +
+                                 " SHARDKIT_TEST_FULL_RANK=" + full.rank + " " +
+                                 launch_command(2, run_args(out, format)));
+      INFO(r.output);
+      CHECK(r.exit_code == 1);
+      CHECK_FALSE(contains(r.output, "SIGABRT"));
+      CHECK_FALSE(contains(r.output, "terminate called"));
+      CHECK_FALSE(contains(r.output, "killed by signal"));
+      CHECK_FALSE(contains(r.output, "ignored SIGTERM"));  // no rank was left waiting for the other
+      // Every rank stops by itself, naming the file that could not be written and why.
+      for (int rank = 0; rank < 2; ++rank) {
+        const auto line = error_line(r.output, rank);
+        INFO("rank " << rank << ": " << line);
+        CHECK(contains(line, "checkpoint " + checkpoints + "/000004 was not saved: "));
+        CHECK(contains(line, staging + "/"));
+        CHECK(contains(line, "No space left on device"));
+        CHECK(contains(line, checkpoints + "/last still points to 000002"));
+      }
+      // `last` is untouched and nothing of the failed save is left.
+      CHECK(fs::read_symlink(checkpoints + "/last") == "000002");
+      std::set<std::string> left;
+      for (const auto& e : fs::directory_iterator(checkpoints)) left.insert(e.path().filename().string());
+      const std::set<std::string> first_only{"000002", "last"};
+      CHECK(left == first_only);
+
+      const auto resumed = launch(2, {"--resume=true", "--output_dir=" + out});
+      INFO(resumed.output);
+      CHECK(resumed.exit_code == 0);
+      CHECK(contains(resumed.output, "at step 2"));
+      CHECK(fs::read_symlink(checkpoints + "/last") == "000004");
+    }
+  }
+}
