@@ -18,10 +18,6 @@ namespace {
 
 constexpr const char* kKind = "shardkit base model record";
 
-bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 /// The files of `base` that decide its weights, relative to it.
 std::vector<std::string> weight_files(const fs::path& base) {
   std::vector<std::string> names;
@@ -29,7 +25,7 @@ std::vector<std::string> weight_files(const fs::path& base) {
   for (const auto& e : fs::directory_iterator(base, ec)) {
     const auto name = e.path().filename().string();
     if (e.is_regular_file(ec) &&
-        (name == "config.json" || ends_with(name, ".safetensors") || ends_with(name, ".safetensors.index.json")))
+        (name == "config.json" || name.ends_with(".safetensors") || name.ends_with(".safetensors.index.json")))
       names.push_back(name);
   }
   // A shardkit checkpoint's pretrained_model: a DCP checkpoint keeps the model beside it.

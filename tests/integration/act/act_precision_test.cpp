@@ -12,11 +12,10 @@
 // and llama meet against ddp's bf16 run (many_shards_test), and well below what a unit computing
 // from wrong or stale weights costs at the first step. fp16 (11 significant bits, and no update
 // skipped at this loss scale) is held to the same bound.
-#include <cmath>
 #include <string>
 #include <vector>
 
-#include "../sharding/sharded_runs.hpp"
+#include "../sharding/precision_runs.hpp"
 #include "act_runs.hpp"
 
 using namespace shardkit::test;
@@ -39,13 +38,6 @@ std::string act_mixed(const std::string& out, const std::string& mode, const std
   return r.output;
 }
 
-/// The run's logged losses, one per step, each checked to be finite.
-std::vector<double> finite_losses(const std::string& out) {
-  const auto got = losses(out);
-  for (const auto loss : got) CHECK(std::isfinite(loss));
-  return got;
-}
-
 }  // namespace
 
 TEST_CASE("act trains in bf16 and fp16 under fsdp and zero 1-3, 2 processes, on ddp's bf16 loss curve") {
@@ -54,29 +46,11 @@ TEST_CASE("act trains in bf16 and fp16 under fsdp and zero 1-3, 2 processes, on 
   const auto want = finite_losses(dir / "ddp-bf16");
   REQUIRE(want.size() == 4);
 
-  struct Case {
-    std::string name, mode;
-    std::vector<std::string> flags;
-  };
-  std::vector<Case> cases;
-  for (const std::string mode : {"bf16", "fp16"}) {
-    cases.push_back({"fsdp-" + mode, mode, {"--distributed_backend=fsdp", "--parallelism.dp_shard=2"}});
-    for (const std::string stage : {"1", "2", "3"})
-      cases.push_back({"zero" + stage + "-" + mode, mode,
-                       {"--distributed_backend=zero", "--accelerator.zero.stage=" + stage}});
-  }
+  auto cases = sharded_precision_cases();
   // The backbone kept whole stays fp32 and is fed the bf16 image (the issue's second report).
   cases.push_back({"fsdp-bf16-ignored", "bf16",
                    {"--distributed_backend=fsdp", "--parallelism.dp_shard=2",
                     "--accelerator.fsdp.ignored_modules=model\\.backbone\\..*"}});
-
-  for (const auto& c : cases) {
-    INFO("case " << c.name);
-    const auto output = act_mixed(dir / c.name, c.mode, c.flags);
-    CHECK(contains(output, "mixed precision " + c.mode + " (params "));  // the engine applied it
-    const auto got = finite_losses(dir / c.name);
-    REQUIRE(got.size() == want.size());
-    INFO("worst relative loss difference from ddp bf16: " << worst_relative(got, want));
-    CHECK(worst_relative(got, want) <= kMixedRelTol);
-  }
+  for (const auto& c : cases)
+    check_on_curve(c, act_mixed(dir / c.name, c.mode, c.backend), dir / c.name, want, kMixedRelTol);
 }

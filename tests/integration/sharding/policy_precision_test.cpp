@@ -10,12 +10,11 @@
 // fp16 run rounds less than either bf16 run (11 significant bits against 8), so it is held to the
 // same bound, as act's is; a unit computing from wrong or stale weights, or in the wrong dtype,
 // costs far more than that from the first steps.
-#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
 
-#include "sharded_runs.hpp"
+#include "precision_runs.hpp"
 
 using namespace shardkit::test;
 
@@ -42,13 +41,6 @@ std::string mixed_run(const std::vector<std::string>& flags, const std::string& 
   return r.output;
 }
 
-/// The run's logged losses, one per step, each checked to be finite.
-std::vector<double> finite_losses(const std::string& out) {
-  const auto got = losses(out);
-  for (const auto loss : got) CHECK(std::isfinite(loss));
-  return got;
-}
-
 /// Runs `run` under ddp in bf16, then under fsdp and zero 1-3 in bf16 and fp16, each curve
 /// checked against ddp's.
 void check_on_ddp_bf16_curve(const TempDir& dir, const RunFlags& run) {
@@ -56,26 +48,8 @@ void check_on_ddp_bf16_curve(const TempDir& dir, const RunFlags& run) {
   const auto want = finite_losses(dir / "ddp-bf16");
   REQUIRE(want.size() == kSteps);
 
-  struct Case {
-    std::string name, mode;
-    std::vector<std::string> backend;
-  };
-  std::vector<Case> cases;
-  for (const std::string mode : {"bf16", "fp16"}) {
-    cases.push_back({"fsdp-" + mode, mode, {"--distributed_backend=fsdp", "--parallelism.dp_shard=2"}});
-    for (const std::string stage : {"1", "2", "3"})
-      cases.push_back({"zero" + stage + "-" + mode, mode,
-                       {"--distributed_backend=zero", "--accelerator.zero.stage=" + stage}});
-  }
-  for (const auto& c : cases) {
-    INFO("case " << c.name);
-    const auto output = mixed_run(run(dir / c.name), c.mode, c.backend);
-    CHECK(contains(output, "mixed precision " + c.mode + " (params "));  // the engine applied it
-    const auto got = finite_losses(dir / c.name);
-    REQUIRE(got.size() == want.size());
-    INFO("worst relative loss difference from ddp bf16: " << worst_relative(got, want));
-    CHECK(worst_relative(got, want) <= kMixedRelTol);
-  }
+  for (const auto& c : sharded_precision_cases())
+    check_on_curve(c, mixed_run(run(dir / c.name), c.mode, c.backend), dir / c.name, want, kMixedRelTol);
 }
 
 }  // namespace
