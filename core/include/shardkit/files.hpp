@@ -13,5 +13,8 @@ std::string read_text_file(const std::string& path);
 void sync_directory(const std::string& path);
 /// Creates directories like `mkdir -p`. Throws FormatError naming the path.
 void make_directories(const std::string& path);
+/// `path` lexically normalised and without a trailing separator ("run/x/" -> "run/x"), so that
+/// its last component is the folder's own name.
+std::string folder_path(const std::string& path);
 
 }  // namespace shardkit

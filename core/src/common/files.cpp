@@ -52,6 +52,11 @@ void sync_directory(const std::string& path) {
   ::close(fd);
 }
 
+std::string folder_path(const std::string& path) {
+  const auto normal = std::filesystem::path(path).lexically_normal();
+  return (normal.filename().empty() ? normal.parent_path() : normal).string();
+}
+
 void make_directories(const std::string& path) {
   std::error_code ec;
   fs::create_directories(path, ec);

@@ -30,10 +30,8 @@ std::string comma_joined(const json::value& value, const std::string& field, con
   return out;
 }
 
-fs::path absolute_folder(const fs::path& path) {
-  auto out = fs::absolute(path).lexically_normal();
-  return out.filename().empty() ? out.parent_path() : out;
-}
+/// `path` absolute, without a trailing separator.
+fs::path absolute_folder(const fs::path& path) { return folder_path(fs::absolute(path).string()); }
 
 /// adapter_config.json at `path` as an object; ConfigError saying what `what` is when it cannot be read.
 json::object read_adapter_config(const fs::path& path, const std::string& what) {

@@ -9,6 +9,7 @@
 
 #include "checkpoint_manifest.hpp"
 #include "shardkit/error.hpp"
+#include "shardkit/files.hpp"
 
 namespace shardkit::train {
 namespace fs = std::filesystem;
@@ -40,17 +41,11 @@ std::vector<std::string> weight_files(const fs::path& base) {
   return names;
 }
 
-/// `base` without a trailing separator, so that its filename is the folder's name.
-fs::path folder_path(const std::string& base) {
-  auto path = fs::path(base).lexically_normal();
-  return path.filename().empty() ? path.parent_path() : path;
-}
-
 }  // namespace
 
 BaseModelRecord BaseModelRecord::of(const std::string& base) {
   BaseModelRecord record;
-  const auto folder = folder_path(base);
+  const fs::path folder = folder_path(base);
   record.path = folder.string();
   for (const auto& name : weight_files(folder)) {
     const auto file = (folder / name).lexically_normal();
@@ -94,7 +89,7 @@ std::string BaseModelRecord::to_json() const {
 }
 
 std::string BaseModelRecord::change_in(const std::string& base) const {
-  const auto folder = folder_path(base);
+  const fs::path folder = folder_path(base);
   for (const auto& [name, stamp] : files) {
     const auto file = (folder / name).lexically_normal();
     std::error_code ec;

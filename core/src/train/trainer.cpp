@@ -467,8 +467,7 @@ void Trainer::load_weights(const std::string& pretrained_dir) {
     logger()->info("loaded weights from {}", pretrained_dir);
     return;
   }
-  const auto root = fs::path(pretrained_dir).lexically_normal();
-  const auto checkpoint = (root.filename().empty() ? root.parent_path() : root).parent_path();
+  const auto checkpoint = fs::path(folder_path(pretrained_dir)).parent_path();
   const auto format = checkpointer_->format_of(checkpoint.string());
   if (!format)
     throw ConfigError("--policy.path=" + pretrained_dir + " holds no model weights in any "

@@ -17,7 +17,7 @@ TEST_CASE("samples longer than max_position_embeddings are refused at start-up, 
       "--steps=2", "--num_threads=1"};
   const auto r = run_program("shardkit-train", with(common, {"--output_dir=" + dir / "long", "--dataset.max_len=24"}));
   INFO(r.output);
-  CHECK(r.exit_code != 0);  // today: trains
+  CHECK(r.exit_code != 0);  // before issue 26: trains
   CHECK(contains(r.output, "the dataset's samples (24 tokens) are longer than the model's "
                            "--policy.max_position_embeddings=16"));
   // At the limit it trains.
@@ -39,6 +39,6 @@ TEST_CASE("--policy.path at a qwen2 or mistral folder names the model types shar
     CHECK(r.exit_code != 0);
     CHECK(contains(r.output, "holds a '" + type + "' model (config.json's model_type)"));
     CHECK(contains(r.output, "the Hugging Face model types it supports are 'llama'"));
-    CHECK_FALSE(contains(r.output, "load its plugin"));  // today: points at a plugin that does not exist
+    CHECK_FALSE(contains(r.output, "load its plugin"));  // before issue 26: points at a plugin that does not exist
   }
 }

@@ -52,7 +52,7 @@ TEST_CASE("checkpoints and merged_model keep every tokenizer file of the base, c
   for (const auto* folder : {&checkpoint, &merged})
     for (const auto& name : files) {
       INFO(*folder << "/" << name);
-      CHECK(std::filesystem::is_regular_file(*folder + "/" + name));  // today: chat_template.jinja is missing
+      CHECK(std::filesystem::is_regular_file(*folder + "/" + name));  // before issue 26: chat_template.jinja is missing
       CHECK(slurp(*folder + "/" + name) == slurp(base + "/" + name));
     }
 
@@ -63,7 +63,7 @@ TEST_CASE("checkpoints and merged_model keep every tokenizer file of the base, c
   REQUIRE(texts.size() == 3);
   const auto text = [&](std::size_t i) { return std::string(texts[i].as_string()); };
   CHECK(text(0) == "<|user|>pour the water<|endoftext|><|assistant|>into the cup<|endoftext|>");
-  CHECK(text(1) == text(0));  // today: "error: Cannot use chat template functions ..."
+  CHECK(text(1) == text(0));  // before issue 26: "error: Cannot use chat template functions ..."
   CHECK(text(2) == text(0));
 }
 
@@ -72,7 +72,7 @@ TEST_CASE("--dataset.max_seq_len above the model's max_position_embeddings is re
   fixture("make", shell_quote(dir.path()));  // max_position_embeddings 128
   const auto r = run_program("shardkit-train", text_run(dir, "run", {"--steps=2", "--dataset.max_seq_len=256"}));
   INFO(r.output);
-  CHECK(r.exit_code != 0);  // today: trains on positions the model never saw
+  CHECK(r.exit_code != 0);  // before issue 26: trains on positions the model never saw
   CHECK(contains(r.output, "--dataset.max_seq_len=256 is longer than the model's max_position_embeddings=128 "
                            "(config.json of --policy.path=" + dir / "model" + ")"));
   CHECK(contains(r.output, "lower --dataset.max_seq_len to 128 or less"));

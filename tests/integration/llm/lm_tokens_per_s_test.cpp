@@ -24,7 +24,7 @@ TEST_CASE("a text run logs tokens_per_s (padding left out) in metrics.jsonl and 
                               "--log_freq=1", "--num_threads=1", "--seed=5"});
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
-  CHECK(contains(r.output, " tokens/s | updt "));  // today: samples/s only
+  CHECK(contains(r.output, " tokens/s | updt "));  // before issue 26: samples/s only
   const auto lines = read_metrics(dir / "run");
   REQUIRE(lines.size() == 6);
   for (const auto& line : lines) {

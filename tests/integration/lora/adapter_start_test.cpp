@@ -43,7 +43,7 @@ TEST_CASE("--policy.path at a LoRA checkpoint trains its adapter further on its 
   // a fresh one (whose lora_B is zero), with the same modules (the adapter's options).
   const auto again = launch(1, from_adapter(dir / "again", adapter, "0", {}));
   INFO(again.output);
-  REQUIRE(again.exit_code == 0);  // today: "is a LoRA run's checkpoint: it holds a PEFT adapter"
+  REQUIRE(again.exit_code == 0);  // before issue 26: "is a LoRA run's checkpoint: it holds a PEFT adapter"
   CHECK(contains(again.output, "--policy.path=" + adapter + " is a PEFT adapter: training it further on its base " +
                                    dir / "base"));
   CHECK(contains(again.output, "LoRA: continuing the adapter of " + adapter));

@@ -49,7 +49,7 @@ TEST_CASE("a LoRA run started with a relative --policy.path resumes from another
   roll_back_copy(dir / "run", dir / "resumed", "000002");
   const auto resumed = train_in(dir / "elsewhere", {"--resume=true", "--output_dir=" + dir / "resumed"});
   INFO(resumed.output);
-  REQUIRE(resumed.exit_code == 0);  // today: "--policy.path=base is not a pretrained_model folder (no config.json)"
+  REQUIRE(resumed.exit_code == 0);  // before issue 26: "--policy.path=base is not a pretrained_model folder (no config.json)"
   CHECK(same_tensors(read_tensors(dir / "resumed/checkpoints/000004/pretrained_model/adapter_model.safetensors"),
                      read_tensors(dir / "run/checkpoints/000004/pretrained_model/adapter_model.safetensors")));
 }
@@ -75,7 +75,7 @@ TEST_CASE("resuming a LoRA run onto a base model that changed since it started i
   roll_back_copy(dir / "run", dir / "changed", "000002");
   const auto changed = launch(1, {"--resume=true", "--output_dir=" + dir / "changed"});
   INFO(changed.output);
-  CHECK(changed.exit_code != 0);  // today: resumes on the changed weights without a word
+  CHECK(changed.exit_code != 0);  // before issue 26: resumes on the changed weights without a word
   CHECK(contains(changed.output, "the base model changed since this run started: " + dir / "base/model.safetensors" +
                                      " holds other bytes (same size, another XXH3-64 checksum)"));
   CHECK(contains(changed.output, "restore them at " + dir / "base"));
