@@ -6,7 +6,7 @@
 
 // Core's checkpoint manifest (how the trainer writes and checks one); this tool changes
 // checkpoints in place and must keep theirs true.
-#include "../../core/src/train/checkpoint_manifest.hpp"
+#include "../shardkit-train/src/checkpoint_manifest.hpp"
 #include "shardkit/dcp/folder.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/files.hpp"

@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "../../core/src/train/data_loader.hpp"
+#include "../../apps/shardkit-train/src/data_loader.hpp"
 #include "shardkit/config.hpp"
 #include "shardkit/dataset.hpp"
 #include "shardkit/loader.hpp"

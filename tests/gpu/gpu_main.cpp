@@ -3,21 +3,15 @@
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
-#include <iostream>
-
 #include <torch/cuda.h>
 
 #include "shardkit/torch_build.hpp"
+#include "skip.hpp"
 
 int main(int argc, char** argv) {
   std::string why;
-  if (!shardkit::load_cuda(&why)) {
-    std::cout << "SKIPPED: the GPU suite needs CUDA: " << why << std::endl;
-    return 77;
-  }
-  if (torch::cuda::device_count() == 0) {
-    std::cout << "SKIPPED: the GPU suite needs a CUDA device; none is visible" << std::endl;
-    return 77;
-  }
-  return Catch::Session().run(argc, argv);
+  if (!shardkit::load_cuda(&why)) return shardkit::test::skip_executable("the GPU suite needs CUDA: " + why);
+  if (torch::cuda::device_count() == 0)
+    return shardkit::test::skip_executable("the GPU suite needs a CUDA device; none is visible");
+  return shardkit::test::exit_status(Catch::Session().run(argc, argv));
 }

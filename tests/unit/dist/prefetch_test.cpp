@@ -6,7 +6,7 @@
 #include <atomic>
 #include <thread>
 
-#include "../../../core/src/train/data_loader.hpp"
+#include "../../../apps/shardkit-train/src/data_loader.hpp"
 #include "shardkit/error.hpp"
 
 using shardkit::train::DataLoader;

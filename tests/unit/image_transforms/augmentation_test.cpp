@@ -3,7 +3,7 @@
 #undef CHECK
 #include <catch2/catch.hpp>
 
-#include "../../../core/src/train/data_loader.hpp"
+#include "../../../apps/shardkit-train/src/data_loader.hpp"
 #include "../lerobot/lerobot_test_util.hpp"
 #include "shardkit/augmentation.hpp"
 

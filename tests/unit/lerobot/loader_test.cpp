@@ -5,7 +5,7 @@
 
 #include <map>
 
-#include "../../../core/src/train/data_loader.hpp"
+#include "../../../apps/shardkit-train/src/data_loader.hpp"
 #include "lerobot_test_util.hpp"
 
 using namespace shardkit::test;

@@ -5,7 +5,7 @@
 
 #include <functional>
 
-#include "../../../core/src/train/processor_files.hpp"
+#include "../../../apps/shardkit-train/src/processor_files.hpp"
 #include "lerobot_test_util.hpp"
 #include "shardkit/files.hpp"
 #include "shardkit/normalization.hpp"

@@ -7,7 +7,7 @@
 
 #include <functional>
 
-#include "../../../core/src/train/preemption.hpp"
+#include "../../../apps/shardkit-train/src/preemption.hpp"
 
 using namespace shardkit::train;
 

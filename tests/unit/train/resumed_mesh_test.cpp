@@ -2,7 +2,7 @@
 // topology, and on another number of processes they keep their kind.
 #include <catch2/catch.hpp>
 
-#include "../../../core/src/train/resumed_mesh.hpp"
+#include "../../../apps/shardkit-train/src/resumed_mesh.hpp"
 #include "shardkit/error.hpp"
 #include "test_support.hpp"
 

@@ -6,7 +6,7 @@
 
 #include <shardkit/policy.hpp>
 
-#include "../../../core/src/train/wrap_check.hpp"
+#include "../../../apps/shardkit-train/src/wrap_check.hpp"
 
 namespace {
 

@@ -24,8 +24,8 @@
 #include "shardkit/pretrained_files.hpp"
 #include "shardkit/logging.hpp"
 #include "shardkit/sharding.hpp"
-#include "../comm/ledger.hpp"
-#include "../state/gather_whole.hpp"
+#include "comm/ledger.hpp"         // core internals the trainer still reaches into
+#include "state/gather_whole.hpp"
 #include "base_model_record.hpp"
 #include "checkpoint_manifest.hpp"
 #include "evaluation.hpp"

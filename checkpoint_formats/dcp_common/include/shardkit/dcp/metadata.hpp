@@ -141,7 +141,7 @@ struct Metadata {
 /// Pickles `metadata` the way `dcp.save` does (`pickle.dump`, protocol 4), for
 /// `FileSystemReader.read_metadata()` / `dcp.load` of PyTorch 2.15 to read. Byte-identical
 /// to Python's output for a single-process dcp.save; otherwise only memo reuse of equal
-/// strings can differ (see core/src/dcp/metadata_encode.cpp). Throws MetadataError for what
+/// strings can differ (see checkpoint_formats/dcp_common/metadata_encode.cpp). Throws MetadataError for what
 /// Python could not have written: an unknown dtype or layout, a memory format out of range,
 /// a string that is not UTF-8, or a key that appears twice in a map.
 [[nodiscard]] std::string write_metadata(const Metadata& metadata);
