@@ -1,4 +1,4 @@
-// The training loop: setup, accumulation-aware updates, logging, checkpoints, resume.
+// The training run: setup from the configuration, the loop, checkpoints, resume.
 #include "trainer.hpp"
 #include "tensor_memory.hpp"
 
@@ -17,23 +17,19 @@
 #include "shardkit/ledger.hpp"
 #include "shardkit/optimizer_preset.hpp"
 #include "shardkit/peft.hpp"
-#include "shardkit/safetensors.hpp"
-#include "shardkit/safetensors_torch.hpp"
 #include "shardkit/precision.hpp"
-#include "shardkit/pretrained_config.hpp"
-#include "shardkit/pretrained_files.hpp"
 #include "shardkit/logging.hpp"
-#include "shardkit/sharding.hpp"
-#include "comm/ledger.hpp"         // core internals the trainer still reaches into
-#include "state/gather_whole.hpp"
+#include "comm/ledger.hpp"  // a core internal the trainer still reaches into
 #include "base_model_record.hpp"
+#include "checkpoint_manager.hpp"
 #include "checkpoint_manifest.hpp"
 #include "evaluation.hpp"
 #include "malloc_tuning.hpp"
 #include "preemption.hpp"
-#include "processor_files.hpp"
+#include "processor_files.hpp"  // dataset_normalizer
 #include "rank_agreement.hpp"
 #include "saved_policy_files.hpp"
+#include "train_step.hpp"
 #include "wrap_check.hpp"
 
 namespace shardkit::train {
@@ -51,17 +47,6 @@ std::string default_output_dir(const std::string& job_name) {
 }
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-/// A text batch's tokens, padding left out: attention_mask's ones, else the labels other than
-/// -100, else every input_id; nothing for a batch without input_ids (no text).
-std::optional<std::int64_t> batch_tokens(const Batch& batch) {
-  if (!batch.count("input_ids")) return std::nullopt;
-  if (const auto mask = batch.find("attention_mask"); mask != batch.end())
-    return mask->second.ne(0).sum().item<std::int64_t>();
-  if (const auto labels = batch.find("labels"); labels != batch.end())
-    return labels->second.ne(-100).sum().item<std::int64_t>();
-  return batch.at("input_ids").numel();
-}
 
 /// The options naming files and folders that a resume reads again (the base model, the
 /// adapter, the data), made absolute in the run's configuration, and so in train_config.json:
@@ -156,8 +141,6 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   if (const auto problem = wrap_modules_problem(*policy_, selection_.policy); !problem.empty())
     log->warn("{}", problem);
   backend_->setup(*policy_);
-  checkpointer_ = std::make_unique<Checkpointer>(registry_, config_, runtime_, mesh_->world(),
-                                                 selection_.checkpoint_format);
 
   AdamWOptions adam;
   adam.lr = config_.get_float("optimizer.lr");
@@ -188,22 +171,29 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   loader_ = std::make_unique<DataLoader>(*dataset_, batch_size_,
                                          static_cast<std::uint64_t>(config_.get_int("seed")),
                                          mesh_->dp_group().rank(), mesh_->dp_group().size(), std::move(loading));
+  checkpoints_ = std::make_unique<CheckpointManager>(
+      registry_, config_, provenance_, runtime_, *mesh_,
+      CheckpointedParts{*backend_, *policy_, *optimizer_, *scheduler_, scaler_.get(), *loader_, normalizer_, lora_,
+                        lora_summary_},
+      CheckpointedRun{output_dir_, steps_, batch_size_, accum_, base_record_}, selection_.checkpoint_format);
   if (const auto every = config_.get_int("eval_freq"); every > 0) make_evaluation(every);
+  std::vector<std::shared_ptr<MetricsLogger>> loggers;
   if (runtime_.is_main()) {
     make_directories(output_dir_);
     // Only rank 0 logs: the values are reduced across ranks before they are logged.
     for (const auto& name : selection_.loggers)
-      loggers_.push_back(registry_.create_as<MetricsLogger>("logger", name, context_for("logger", name)));
+      loggers.push_back(registry_.create_as<MetricsLogger>("logger", name, context_for("logger", name)));
   }
 
   // A PEFT checkpoint holds only the adapter: on resume its frozen base comes again from --policy.path.
   if (const auto path = config_.get_string("policy.path"); !path.empty() && (resume_dir.empty() || lora_))
-    load_weights(path);
+    checkpoints_->load_weights(path);
   if (!resume_dir.empty())
-    resume_from(resume_dir);
+    resumed_ = checkpoints_->resume(resume_dir);
   else if (const auto adapter = config_.get_string("peft.adapter_path"); lora_ && !adapter.empty())
-    load_adapter(adapter);
-  for (const auto& l : loggers_) l->start(LoggerStart{output_dir_, start_step_});
+    checkpoints_->load_adapter(adapter);
+  for (const auto& l : loggers) l->start(LoggerStart{output_dir_, resumed_.step});
+  metrics_ = std::make_unique<MetricsProcessor>(steps_, log_freq_, batch_size_, std::move(loggers));
 
   std::int64_t num_params = 0;
   for (const auto& p : policy_->parameters()) num_params += p.numel();
@@ -228,24 +218,6 @@ void Trainer::setup_peft() {
                      static_cast<double>(std::max<std::int64_t>(1, lora_summary_.total_numel)),
                  lora_->r, lora_->lora_alpha, lora_->lora_dropout, lora_summary_.adapted.size(), targets,
                  lora_->full_training_modules.empty() ? "" : "; trained whole: " + config_.get_string("peft.full_training_modules"));
-}
-
-void Trainer::collect_model_state(ShardedState& state, bool trainable_only) const {
-  backend_->model_state(state);
-  if (!lora_) return;
-  // A PEFT run's own state is its trainable part (adapters, full-training modules); its
-  // starting weights are the rest (the frozen base, which has no adapters).
-  for (auto it = state.tensors.begin(); it != state.tensors.end();) {
-    if (it->first.rfind("model.", 0) != 0) {
-      ++it;
-      continue;
-    }
-    const auto name = it->first.substr(6);
-    const bool keep = trainable_only ? lora_summary_.trainable.count(name) > 0
-                                     : lora_summary_.adapter_parameters.count(name) == 0;
-    it = keep ? std::next(it) : state.tensors.erase(it);
-  }
-  state.model_is_adapter = trainable_only;
 }
 
 void Trainer::apply_optimizer_preset(AdamWOptions& adam) {
@@ -384,116 +356,6 @@ void Trainer::agree_on_output_dir(std::string& resume_dir) {
     rank0_verdict(mesh_->world(), [this] { return output_dir_problem(); });
 }
 
-void Trainer::verify_checkpoint(const std::string& dir) {
-  // Checksums by default, so that a corrupt checkpoint is never trained on; a checkpoint
-  // without a manifest (older shardkit, another tool) is then judged by its files, unless
-  // --checkpoint.verify=true asks for checksums explicitly.
-  const bool asked = config_.has("checkpoint.verify");
-  const bool checksums = asked ? config_.get_bool("checkpoint.verify")
-                               : fs::exists(fs::path(dir) / kManifestFile);
-  const auto verify = checksums ? Verify::Checksums : Verify::Sizes;
-  std::string problem;
-  const auto started = Clock::now();
-  if (mesh_->world().rank() == 0) {
-    problem = manifest_problem(dir, verify);
-    if (!problem.empty())
-      problem = "checkpoint " + dir + " cannot be loaded: " + problem + "; nothing was changed. " +
-                other_checkpoint_advice(dir);
-  }
-  problem = from_rank0(mesh_->world(), problem);
-  if (!problem.empty()) throw FormatError(problem);
-  if (verify == Verify::Checksums)
-    logger()->info("checked every file of {} against its manifest's checksums in {:.2f} s "
-                   "(--checkpoint.verify=false compares sizes only)",
-                   dir, seconds(Clock::now() - started));
-}
-
-void Trainer::resume_from(const std::string& dir) {
-  check_checkpoint_dir(dir);
-  TrainingStep record;
-  try {
-    record = read_training_step((fs::path(dir) / "training_state/training_step.json").string());
-  } catch (const FormatError&) {
-    verify_checkpoint(dir);  // names a damaged file better than the parse error, when it can
-    throw;
-  }
-  // A hand-made mix-up: the clearer messages first.
-  check_step_matches_folder(dir, record.step);
-  check_scheduler_matches_step(dir, record.step, /*strict=*/false);
-  verify_checkpoint(dir);
-  check_scheduler_matches_step(dir, record.step, /*strict=*/true);
-  if (record.step >= steps_)
-    throw ConfigError("the checkpoint in " + dir + " is at step " + std::to_string(record.step) +
-                      " and --steps=" + std::to_string(steps_) +
-                      "; pass a larger --steps to train further");
-  const auto format = checkpointer_->format_of(dir);
-  if (!format)
-    throw FormatError(dir + " holds no model weights in any checkpoint format this shardkit has (" +
-                      checkpointer_->formats_known() + "); is it a complete checkpoint?");
-  load_state(dir, *format, /*with_optimizer=*/true);
-  load_rng_state(rng_state_path(dir, runtime_.rank, /*for_load=*/true));
-  if (scaler_) {
-    const auto path = (fs::path(dir) / "training_state/scaler_state.json").string();
-    if (fs::exists(path))
-      scaler_->load_json(read_text_file(path), path);
-    else
-      logger()->warn("{} has no scaler_state.json (it was not an fp16 run): the loss scale starts at {}", dir,
-                     scaler_->scale());
-  }
-
-  start_step_ = record.step;
-  log_window_ = record.log_window;
-  const auto dp = static_cast<std::int64_t>(mesh_->dp_group().size());
-  if (record.batch_size == batch_size_ && record.dp_world_size == dp) {
-    loader_->seek(record.data);
-  } else {
-    // A new global batch: continue after the samples already seen, on a batch boundary.
-    const auto global = batch_size_ * dp;
-    const auto batches = record.samples_seen / global;
-    DataPosition pos{batches / loader_->batches_per_epoch(), batches % loader_->batches_per_epoch()};
-    logger()->warn("resuming with batch_size {} x {} dp workers, but the checkpoint was written "
-                   "with batch_size {} x {} dp workers: continuing at epoch {}, batch {} of the new order",
-                   batch_size_, dp, record.batch_size, record.dp_world_size, pos.epoch,
-                   pos.batch_in_epoch);
-    loader_->seek(pos);
-  }
-  logger()->info("resumed from {} at step {}", dir, start_step_);
-}
-
-void Trainer::load_weights(const std::string& pretrained_dir) {
-  // A policy that read a Hugging Face folder's weights itself (llama) needs no checkpoint.
-  if (const auto* own = dynamic_cast<const PretrainedWeightsLoader*>(policy_.get());
-      own != nullptr && own->loaded_pretrained_weights()) {
-    logger()->info("loaded weights from {}", pretrained_dir);
-    return;
-  }
-  const auto checkpoint = fs::path(folder_path(pretrained_dir)).parent_path();
-  const auto format = checkpointer_->format_of(checkpoint.string());
-  if (!format)
-    throw ConfigError("--policy.path=" + pretrained_dir + " holds no model weights in any "
-                      "checkpoint format this shardkit has (" + checkpointer_->formats_known() + ")");
-  load_state(checkpoint.string(), *format, /*with_optimizer=*/false);
-  logger()->info("loaded weights from {}", pretrained_dir);
-}
-
-void Trainer::load_adapter(const std::string& adapter_dir) {
-  auto folder = fs::path(adapter_dir).lexically_normal();
-  if (folder.filename().empty()) folder = folder.parent_path();
-  const auto checkpoint = folder.parent_path().string();
-  const auto format = fs::is_regular_file(folder / "adapter_config.json") ? checkpointer_->format_of(checkpoint) : nullptr;
-  if (!format)
-    throw ConfigError("--peft.adapter_path=" + adapter_dir + " is not the pretrained_model folder of a LoRA run's "
-                      "checkpoint (adapter_config.json in it, the adapter in its checkpoint folder in a format this "
-                      "shardkit has: " + checkpointer_->formats_known() + ")");
-  // What a checkpoint of this run holds: the adapters and the modules trained whole.
-  ShardedState wanted;
-  collect_model_state(wanted, /*trainable_only=*/true);
-  checkpointer_->load(wanted, checkpoint, *format);
-  backend_->model_state_loaded();
-  logger()->info("LoRA: continuing the adapter of {} ({} trainable tensors) on the base {}", folder.string(),
-                 lora_summary_.trainable.size(), config_.get_string("policy.path"));
-}
-
 void Trainer::record_base_model(const std::string& resume_dir) {
   const auto base = config_.get_string("policy.path");
   if (base.empty()) return;  // refused with the PEFT options
@@ -520,276 +382,66 @@ void Trainer::record_base_model(const std::string& resume_dir) {
   logger()->debug("base model {}: recorded or checked in {:.2f} s", base, seconds(Clock::now() - started));
 }
 
-void Trainer::load_state(const std::string& dir, CheckpointFormat& format, bool with_optimizer) {
-  ShardedState wanted;
-  collect_model_state(wanted, /*trainable_only=*/with_optimizer);
-  if (with_optimizer) {
-    optimizer_->state(wanted);
-    optimizer_->param_groups(wanted, 0.0);
-  }
-  checkpointer_->load(wanted, dir, format);
-  backend_->model_state_loaded();
-  if (with_optimizer)
-    for (const auto& difference : optimizer_->param_group_differences(wanted))
-      logger()->warn("the checkpoint's optimizer has {}; training continues with the options", difference);
-}
-
-TrainingStep Trainer::training_step_record(std::int64_t step) const {
-  TrainingStep r;
-  r.step = step;
-  r.dp_world_size = mesh_->dp_group().size();
-  r.batch_size = batch_size_;
-  r.grad_accum_steps = accum_;
-  r.precision = config_.get_string("accelerator.mixed_precision");
-  r.dp_replicate = mesh_->shape().dp_replicate;
-  r.dp_shard = mesh_->shape().dp_shard;
-  r.data = loader_->position();
-  r.samples_seen = step * batch_size_ * r.dp_world_size;
-  return r;
-}
-
-std::vector<torch::Tensor> Trainer::gradients() const {
-  std::vector<torch::Tensor> grads;
-  for (const auto& p : backend_->parameters()) grads.push_back(p.param.grad());
-  return grads;
-}
-
-bool Trainer::unscaled_gradients_finite(std::int64_t step) {
-  if (!scaler_) return true;
-  const double scale = scaler_->scale();
-  CollectiveScope scope("trainer, fp16 overflow check");
-  const bool finite = scaler_->unscale(gradients(), mesh_->world());
-  scaler_->update(!finite);
-  if (!finite)
-    logger()->warn("fp16: gradients overflowed at step {} with loss scale {}: update skipped, loss scale now {} "
-                   "({} skipped so far)", step + 1, scale, scaler_->scale(), scaler_->skipped_updates());
-  return finite;
-}
-
-std::string Trainer::pretrained_config_json() const {
-  if (const auto* writer = dynamic_cast<const PretrainedConfigWriter*>(policy_.get()))
-    return writer->pretrained_config_json();
-  return config_.section("policy.").to_json();
-}
-
-void Trainer::save_checkpoint(std::int64_t step) {
-  CollectiveScope scope("checkpoint save");
-  ShardedState state;
-  collect_model_state(state, /*trainable_only=*/true);
-  optimizer_->state(state);
-  const auto lr = scheduler_->lr(step - 1);
-  optimizer_->param_groups(state, lr);
-  auto record = training_step_record(step);
-  record.log_window = log_window_.averaged_over(mesh_->world());
-  std::map<std::string, std::string> files{
-      {"pretrained_model/config.json", pretrained_config_json()},
-      {"pretrained_model/train_config.json", config_.to_json()},
-      {kProvenanceFile, provenance_.json(config_)},
-      {"training_state/training_step.json", training_step_json(record)},
-      {"training_state/scheduler_state.json", scheduler_->state_json(step)},
-      {"training_state/optimizer_param_groups.json", optimizer_->param_groups_json(lr)}};
-  if (scaler_) files["training_state/scaler_state.json"] = scaler_->state_json();
-  if (lora_)
-    files["pretrained_model/adapter_config.json"] = adapter_config_json(*lora_, config_.get_string("policy.path"));
-  if (!base_record_.empty()) files[kBaseModelFile] = base_record_;  // rank 0's; rank 0 writes the files
-  if (const auto* extra = dynamic_cast<const PretrainedFilesWriter*>(policy_.get()))
-    for (auto& [name, content] : extra->pretrained_files()) files["pretrained_model/" + name] = std::move(content);
-  if (!normalizer_.stats().empty()) files.merge(processor_files(normalizer_, runtime_.device));
-  const auto dir = checkpointer_->save((fs::path(output_dir_) / "checkpoints").string(),
-                                       step_dir_name(step, steps_), state, files);
-  if (runtime_.is_main()) logger()->info("checkpoint saved: {}", dir);
-}
-
-void Trainer::save_merged_model() {
-  CollectiveScope scope("merged model save");
-  ShardedState state;
-  backend_->model_state(state);
-  auto gathered = gather_whole_entries(state, "model.", mesh_->world());
-  if (mesh_->world().rank() != 0) return;
-  std::map<std::string, at::Tensor> tensors;
-  for (auto& [key, tensor] : gathered) tensors[key.substr(6)] = tensor;
-  merge_lora_weights(tensors, lora_->lora_alpha / static_cast<double>(lora_->r));
-  const auto dir = fs::path(output_dir_) / "merged_model";
-  const auto tmp = fs::path(output_dir_) / ".tmp-merged_model";
-  std::error_code ec;
-  fs::remove_all(tmp, ec);
-  make_directories(tmp.string());
-  std::vector<safetensors::TensorRef> refs;
-  for (auto& [name, tensor] : tensors) {
-    tensor = tensor.detach().to(torch::kCPU).contiguous();
-    refs.push_back(safetensors::ref_of(name, tensor));
-  }
-  safetensors::write_file((tmp / "model.safetensors").string(), refs, {{"format", "pt"}});
-  write_text_file((tmp / "config.json").string(), pretrained_config_json());
-  if (const auto* extra = dynamic_cast<const PretrainedFilesWriter*>(policy_.get()))
-    for (const auto& [name, content] : extra->pretrained_files()) write_text_file((tmp / name).string(), content);
-  fs::remove_all(dir, ec);
-  fs::rename(tmp, dir, ec);
-  if (ec) throw FormatError("cannot move " + tmp.string() + " to " + dir.string() + ": " + ec.message());
-  logger()->info("merged weights (adapters folded in, lora_alpha / r = {:g}) written to {}",
-                 lora_->lora_alpha / static_cast<double>(lora_->r), (dir / "model.safetensors").string());
-}
-
-std::string Trainer::unit_in_backward() const {
-  const auto* sharded = dynamic_cast<const ShardedBackend*>(backend_.get());
-  return sharded ? sharded->unit_in_backward() : std::string();
-}
-
 int Trainer::stop_requested() {
   CollectiveScope scope("trainer, stop check");
   return stop_signal_of_any_rank(mesh_->world(), stop_signal());
 }
 
+Batch Trainer::next_batch(const torch::Device& device) {
+  auto batch = loader_->next();
+  metrics_->count_tokens(batch);  // on the host, before the batch moves
+  for (auto& [key, tensor] : batch) tensor = tensor.to(device);
+  return batch;
+}
+
+double Trainer::epochs_done() const {
+  const auto& pos = loader_->position();
+  return static_cast<double>(pos.epoch) +
+         static_cast<double>(pos.batch_in_epoch) / static_cast<double>(loader_->batches_per_epoch());
+}
+
 int Trainer::run() {
   auto log = logger();
-  const double max_norm = config_.get_float("optimizer.grad_clip_norm");
   const bool save = config_.get_bool("save_checkpoint");
   const auto device = torch::Device(runtime_.device);
+  TrainStep train_step({*backend_, *policy_, *optimizer_, *scheduler_, scaler_.get(), mesh_->world(), mesh_->dp_group()},
+                       accum_, config_.get_float("optimizer.grad_clip_norm"), resumed_.step);
   policy_->train();
-
-  double update_s = 0, data_s = 0, grad_norm = 0, lr = scheduler_->lr(start_step_);
-  std::int64_t since_log = 0;           // micro-steps this process timed since the last log
-  std::int64_t tokens_since_log = 0;    // their batches' tokens (a text run's)
-  bool text_run = false;                // the batches hold input_ids
-  std::int64_t last_logged = start_step_;
-  double first_loss = 0;                       // the first logged loss, for the growth warning
-  bool loss_growth_warned = false;
-  const auto start = Clock::now();
-  auto last_log = start;
-  log->info("training from step {} to {}", start_step_, steps_);
+  metrics_->start(resumed_.step, resumed_.window);
+  log->info("training from step {} to {}", resumed_.step, steps_);
   reset_cpu_tensor_peak();
 
-  // An exception from LibTorch or a plugin (not a shardkit error) leaves a step naming the
-  // step, its phase and, where known, the module; shardkit-train prints that as one line.
-  const auto in_step = [this](std::int64_t step, const char* phase, auto&& body) -> decltype(body()) {
-    try {
-      return body();
-    } catch (...) {
-      rethrow_with_context({step, phase, std::string(phase) == "backward" ? unit_in_backward() : std::string()});
-    }
-  };
-
-  for (std::int64_t step = start_step_; step < steps_; ++step) {
+  for (std::int64_t step = resumed_.step; step < steps_; ++step) {
     const auto done = step + 1;
     const bool update = done % accum_ == 0;
     if (ledger_) ledger_->begin_step(done);
     const auto t0 = Clock::now();
-    auto batch = in_step(done, "data", [&] {
-      auto read = loader_->next();
-      // Counted on the host, before the batch moves: a count on the device would wait for it.
-      if (const auto tokens = batch_tokens(read)) {
-        text_run = true;
-        tokens_since_log += *tokens;
-      }
-      for (auto& [key, tensor] : read) tensor = tensor.to(device);
-      return read;
-    });
+    const auto batch = train_step.in_phase(done, "data", [&] { return next_batch(device); });
     const auto t1 = Clock::now();
-
-    backend_->begin_micro_step(update);
-    auto output = in_step(done, "forward", [&] { return backend_->forward(*policy_, batch); });
-    in_step(done, "backward", [&] {
-      auto scaled = step_loss_.backward_loss(output, accum_);
-      if (scaler_) scaled = scaled * scaler_->scale();
-      scaled.backward();
-      backend_->finish_gradients();
-    });
-    const double loss = output.loss.item<double>();
-    if (!std::isfinite(loss))
-      throw RuntimeError("the loss became " + std::to_string(loss) + " at step " +
-                         std::to_string(done) + "; lower --optimizer.lr or check the data");
-    double step_mean = loss;
-    if (update) {
-      in_step(done, "optimizer step", [&] {
-        lr = scheduler_->lr(step);
-        if (step_loss_.summed()) {
-          CollectiveScope scope("trainer, loss normalizer");
-          step_mean = step_loss_.finish_step(gradients(), mesh_->dp_group());
-        }
-        if (unscaled_gradients_finite(step)) {
-          grad_norm = backend_->clip_grad_norm(max_norm);
-          optimizer_->step(lr);
-          optimizer_->zero_grad();
-          backend_->after_optimizer_step();
-        } else {
-          optimizer_->zero_grad();
-        }
-      });
-      if (ledger_) ledger_->end_step(done, mesh_->world());
-    }
-    const auto t2 = Clock::now();
-    data_s += seconds(t1 - t0);
-    update_s += seconds(t2 - t1);
-    // A summed loss is logged as the global mean of its optimizer step, once per micro-step.
-    if (!step_loss_.summed())
-      log_window_.loss_sum += loss;
-    else if (update)
-      log_window_.loss_sum += step_mean * static_cast<double>(accum_);
-    for (const auto& [name, value] : output.metrics) log_window_.policy_sums[name] += value;
-    ++log_window_.micro_steps;
-    ++since_log;
-
+    auto outcome = train_step.run(step, batch);
+    if (ledger_ && update) ledger_->end_step(done, mesh_->world());
+    metrics_->add({done, update, outcome.loss_part, std::move(outcome.metrics), seconds(t1 - t0),
+                   seconds(Clock::now() - t1)});
     // Evaluation at optimizer updates; its values join that step's log line (one is forced).
     std::map<std::string, double> evaluated;
     if (eval_dataset_ && update && (done % eval_freq_ == 0 || done == steps_)) evaluated = run_evaluation(done);
-    // Lines are written at optimizer updates, once a multiple of --log_freq has been passed, so
-    // that each averages whole optimizer steps (with accumulation, a micro-step's own loss is
-    // only part of its update's).
-    const bool log_due = update && done / log_freq_ != last_logged / log_freq_;
-    if (log_due || done == steps_ || !evaluated.empty()) {
-      const auto now = Clock::now();
-      MetricsRecord r;
-      r.step = done;
-      r.total_steps = steps_;
-      r.first_step = start_step_;
-      const auto& pos = loader_->position();
-      r.epoch = static_cast<double>(pos.epoch) + static_cast<double>(pos.batch_in_epoch) /
-                                                     static_cast<double>(loader_->batches_per_epoch());
-      r.loss = log_window_.loss_sum / static_cast<double>(std::max<std::int64_t>(1, log_window_.micro_steps));
-      r.lr = lr;
-      r.grad_norm = grad_norm;
-      r.samples_per_s = static_cast<double>(since_log * batch_size_) /
-                        std::max(1e-9, seconds(now - last_log));
-      if (text_run) r.tokens_per_s = static_cast<double>(tokens_since_log) / std::max(1e-9, seconds(now - last_log));
-      r.update_s = update_s / static_cast<double>(since_log);
-      r.dataloading_s = data_s / static_cast<double>(since_log);
-      r.elapsed_s = seconds(now - start);
-      for (const auto& [name, sum] : log_window_.policy_sums)
-        r.policy[name] = sum / static_cast<double>(std::max<std::int64_t>(1, log_window_.micro_steps));
-      r.policy.insert(evaluated.begin(), evaluated.end());  // the same on every rank: averaging keeps it
-      log_window_.clear();
-      {
-        CollectiveScope scope("trainer, metrics");
-        reduce_metrics(mesh_->world(), r);
-      }
-      if (first_loss == 0) first_loss = r.loss;
-      if (!loss_growth_warned && r.loss > 100 * first_loss) {
-        log->warn("the loss grew from {:.4g} to {:.4g} (x{:.0f}) by step {} at lr {:.3e}; training may be "
-                  "diverging: consider a lower --optimizer.lr", first_loss, r.loss, r.loss / first_loss, done, lr);
-        loss_growth_warned = true;
-      }
-      const auto row = metrics_row(r);
-      for (const auto& l : loggers_) l->log(row);
-      log->info("{}", progress_line(r));
-      update_s = data_s = 0;
-      since_log = tokens_since_log = 0;
-      last_log = now;
-      last_logged = done;
-    }
+    if (metrics_->due(done, update, !evaluated.empty()))
+      metrics_->write_line(done, {epochs_done(), train_step.lr(), train_step.grad_norm(), std::move(evaluated)},
+                           mesh_->world());
     const bool saved_now = save && (done % save_freq_ == 0 || done == steps_);
-    if (saved_now) save_checkpoint(done);
+    if (saved_now) checkpoints_->save(done, metrics_->window());
     if (const int sig = update && done < steps_ ? stop_requested() : 0) {
-      if (save && !saved_now) save_checkpoint(done);
-      for (const auto& l : loggers_) l->finish();
+      if (save && !saved_now) checkpoints_->save(done, metrics_->window());
+      metrics_->finish();
       log->info("{} by {} after step {}{}", sig == SIGINT ? "interrupted" : "stopped", signal_name(sig), done,
                 save ? "; continue with --resume=true --output_dir=" + output_dir_
                      : " (--save_checkpoint=false: nothing saved)");
       return sig;
     }
   }
-  for (const auto& l : loggers_) l->finish();
-  if (lora_ && config_.get_bool("peft.merge")) save_merged_model();
-  log->info("training done: {} steps in {:.1f} s", steps_ - start_step_, seconds(Clock::now() - start));
+  metrics_->finish();
+  if (lora_ && config_.get_bool("peft.merge")) checkpoints_->save_merged_model();
+  log->info("training done: {} steps in {:.1f} s", steps_ - resumed_.step, metrics_->elapsed_s());
   if (cpu_tensor_counter_installed())
     log->info("peak CPU tensor memory while training: {} ({} bytes) on rank {}", format_bytes(cpu_tensor_peak()),
               cpu_tensor_peak(), runtime_.rank);

@@ -8,11 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "checkpoint_io.hpp"
-#include "checkpointer.hpp"
+#include "checkpoint_manager.hpp"
 #include "config_provenance.hpp"
 #include "data_loader.hpp"
-#include "metrics_log.hpp"
+#include "metrics_processor.hpp"
 #include "run_lock.hpp"
 #include "shardkit/backend.hpp"
 #include "shardkit/comm.hpp"
@@ -26,7 +25,6 @@
 #include "shardkit/optim/scheduler.hpp"
 #include "shardkit/runtime.hpp"
 #include "loss_scaler.hpp"
-#include "step_loss.hpp"
 #include "train_options.hpp"
 
 namespace shardkit::ledger {
@@ -66,41 +64,19 @@ class Trainer {
   void agree_on_output_dir(std::string& resume_dir);
   /// "" when the output folder may hold a new run, else why not.
   std::string output_dir_problem() const;
-  void resume_from(const std::string& dir);
-  /// Checks checkpoint `dir` against its manifest (sizes; checksums with --checkpoint.verify)
-  /// on rank 0 and throws FormatError on every rank naming the damaged file.
-  void verify_checkpoint(const std::string& dir);
-  void load_weights(const std::string& pretrained_dir);
-  /// --peft.adapter_path: the adapters (and modules trained whole) of a LoRA run's checkpoint,
-  /// `adapter_dir` being its pretrained_model folder, onto the base (after load_weights()).
-  void load_adapter(const std::string& adapter_dir);
   /// A PEFT run: records the base model's files (base_record_, on rank 0), or on resume checks
   /// them against the record of checkpoint `resume_dir` and throws ConfigError on every rank,
   /// naming the changed file, when they differ.
   void record_base_model(const std::string& resume_dir);
   /// --peft.*: LoRA adapters on the policy (before the backend lays it out); logs the counts.
   void setup_peft();
-  /// The backend's model state; in a PEFT run only the trainable entries (`trainable_only`,
-  /// what checkpoints hold, marked as an adapter) or only the base's (the starting weights).
-  void collect_model_state(ShardedState& state, bool trainable_only) const;
-  /// --peft.merge: the full weights with the adapters folded in, <output_dir>/merged_model/.
-  void save_merged_model();
-  /// Fills the model (and optimizer) state in place from checkpoint folder `dir`, saved in
-  /// `format` (Checkpointer::format_of(dir)).
-  void load_state(const std::string& dir, CheckpointFormat& format, bool with_optimizer);
-  /// The gradients of what the optimizer steps (after synchronisation: shards or whole).
-  std::vector<torch::Tensor> gradients() const;
-  /// fp16: unscales the gradients; false (update skipped, scale lowered) when any rank overflowed.
-  bool unscaled_gradients_finite(std::int64_t step);
-  void save_checkpoint(std::int64_t step);
-  /// pretrained_model/config.json: the policy's own form (PretrainedConfigWriter) or its options.
-  std::string pretrained_config_json() const;
+  /// The next batch from the loader (its tokens counted), on the training device.
+  Batch next_batch(const torch::Device& device);
+  /// Fractional epochs of the data the loader has handed out.
+  double epochs_done() const;
   /// SIGTERM or SIGINT on any rank (0 = none): all ranks agree at this update, checkpoint,
   /// and stop.
   int stop_requested();
-  /// The wrap unit whose backward an exception left (sharded backends know it), else "".
-  std::string unit_in_backward() const;
-  TrainingStep training_step_record(std::int64_t step) const;
 
   RunLock run_lock_;  ///< first member: released (and a failed start cleaned up) last
   Config config_;
@@ -113,8 +89,7 @@ class Trainer {
   std::int64_t eval_freq_ = 0;
   std::unique_ptr<Config> eval_config_;     // the validation dataset's options (it points at them)
   std::shared_ptr<Dataset> eval_dataset_;  // set when --eval_freq > 0
-  std::int64_t start_step_ = 0;
-  LogWindow log_window_;  ///< loss and policy metrics since the last log line (kept in checkpoints)
+  ResumePoint resumed_;  ///< where training starts: step 0, or the checkpoint's step and log window
 
   std::shared_ptr<Comm> comm_;
   std::unique_ptr<DeviceMesh> mesh_;
@@ -126,14 +101,13 @@ class Trainer {
   std::string base_record_;  ///< a PEFT run's base model record (BaseModelRecord JSON), on rank 0
   LoraSummary lora_summary_;
   std::shared_ptr<Backend> backend_;
-  std::unique_ptr<Checkpointer> checkpointer_;
   std::unique_ptr<AdamW> optimizer_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<LossScaler> scaler_;  // fp16 only
-  StepLoss step_loss_;
   Normalizer normalizer_;  ///< LeRobot's preprocessor normalization; the loader's thread uses it
   std::unique_ptr<DataLoader> loader_;
-  std::vector<std::shared_ptr<MetricsLogger>> loggers_;  ///< rank 0 only; jsonl first
+  std::unique_ptr<CheckpointManager> checkpoints_;  ///< after the parts it refers to
+  std::unique_ptr<MetricsProcessor> metrics_;  ///< with rank 0's logger plugins
 };
 
 }  // namespace shardkit::train

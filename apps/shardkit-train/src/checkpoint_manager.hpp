@@ -1,0 +1,98 @@
+// The CheckpointManager: what a run's checkpoints hold and how a run continues from one (save,
+// resume, starting weights, a LoRA adapter to continue, the merged model of a LoRA run).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "checkpoint_io.hpp"
+#include "checkpointer.hpp"
+#include "config_provenance.hpp"
+#include "data_loader.hpp"
+#include "log_window.hpp"
+#include "loss_scaler.hpp"
+#include "shardkit/backend.hpp"
+#include "shardkit/mesh.hpp"
+#include "shardkit/normalization.hpp"
+#include "shardkit/optim/adamw.hpp"
+#include "shardkit/optim/scheduler.hpp"
+#include "shardkit/peft.hpp"
+#include "shardkit/policy.hpp"
+
+namespace shardkit::train {
+
+/// The parts of a run whose state a checkpoint holds; the trainer owns them.
+struct CheckpointedParts {
+  Backend& backend;
+  Policy& policy;
+  AdamW& optimizer;
+  Scheduler& scheduler;
+  LossScaler* scaler;  ///< fp16 only, else null
+  DataLoader& loader;
+  const Normalizer& normalizer;                ///< LeRobot's processor files, when active
+  const std::optional<LoraOptions>& lora;      ///< set in a PEFT run
+  const LoraSummary& lora_summary;
+};
+
+/// The run a checkpoint belongs to: what its records and messages need.
+struct CheckpointedRun {
+  std::string output_dir;
+  std::int64_t steps = 0, batch_size = 0, accum = 0;
+  /// A PEFT run's base model record (BaseModelRecord JSON, rank 0's), kept in each checkpoint.
+  std::string base_record;
+};
+
+/// Where a resumed run continues.
+struct ResumePoint {
+  std::int64_t step = 0;
+  LogWindow window;  ///< what the first log line after the resume averages besides its own steps
+};
+
+/// Every rank makes the same calls in the same order (they are collective over the mesh).
+class CheckpointManager {
+ public:
+  CheckpointManager(const Registry& registry, const Config& config, const Provenance& provenance,
+                    const Runtime& runtime, DeviceMesh& mesh, CheckpointedParts parts, CheckpointedRun run,
+                    std::string format);
+
+  /// Writes <output_dir>/checkpoints/<step>: the model (in a PEFT run its trainable part),
+  /// optimizer, scheduler, loss scale, data position, `window`, the configuration and the
+  /// policy's files; publishes it as `last`.
+  void save(std::int64_t step, const LogWindow& window);
+  /// Loads checkpoint folder `dir` (checked against its manifest first) into every part and
+  /// seeks the loader; where training continues. Throws ConfigError or FormatError naming
+  /// what is wrong, with nothing changed on disk.
+  ResumePoint resume(const std::string& dir);
+  /// --policy.path: the weights of a checkpoint's pretrained_model folder (the base of a PEFT run).
+  void load_weights(const std::string& pretrained_dir);
+  /// --peft.adapter_path: the adapters (and modules trained whole) of a LoRA run's checkpoint,
+  /// `adapter_dir` being its pretrained_model folder, onto the base (after load_weights()).
+  void load_adapter(const std::string& adapter_dir);
+  /// --peft.merge: the full weights with the adapters folded in, <output_dir>/merged_model/.
+  void save_merged_model();
+
+ private:
+  /// Checks checkpoint `dir` against its manifest (sizes; checksums with --checkpoint.verify)
+  /// on rank 0 and throws FormatError on every rank naming the damaged file.
+  void verify(const std::string& dir);
+  /// The backend's model state; in a PEFT run only the trainable entries (`trainable_only`,
+  /// what checkpoints hold, marked as an adapter) or only the base's (the starting weights).
+  void collect_model_state(ShardedState& state, bool trainable_only) const;
+  /// Fills the model (and optimizer) state in place from checkpoint folder `dir`, saved in `format`.
+  void load_state(const std::string& dir, CheckpointFormat& format, bool with_optimizer);
+  TrainingStep training_step_record(std::int64_t step) const;
+  /// pretrained_model/config.json: the policy's own form (PretrainedConfigWriter) or its options.
+  std::string pretrained_config_json() const;
+
+  const Config& config_;
+  const Provenance& provenance_;
+  const Runtime& runtime_;
+  DeviceMesh& mesh_;
+  CheckpointedParts parts_;
+  CheckpointedRun run_;
+  Checkpointer checkpointer_;
+};
+
+}  // namespace shardkit::train

@@ -1,0 +1,85 @@
+// The train step: forward, backward, accumulation, loss scaling, clipping, optimizer, scheduler.
+#include "train_step.hpp"
+
+#include <torch/torch.h>
+
+#include <cmath>
+
+#include "shardkit/error.hpp"
+#include "shardkit/ledger.hpp"
+#include "shardkit/logging.hpp"
+#include "shardkit/sharding.hpp"
+
+namespace shardkit::train {
+
+TrainStep::TrainStep(StepParts parts, std::int64_t accum, double max_norm, std::int64_t first_step)
+    : parts_(parts), accum_(accum), max_norm_(max_norm), lr_(parts.scheduler.lr(first_step)) {}
+
+StepOutcome TrainStep::run(std::int64_t step, const Batch& batch) {
+  const auto done = step + 1;
+  parts_.backend.begin_micro_step(done % accum_ == 0);
+  auto output = in_phase(done, "forward", [&] { return parts_.backend.forward(parts_.policy, batch); });
+  in_phase(done, "backward", [&] {
+    auto scaled = step_loss_.backward_loss(output, accum_);
+    if (parts_.scaler) scaled = scaled * parts_.scaler->scale();
+    scaled.backward();
+    parts_.backend.finish_gradients();
+  });
+  StepOutcome outcome;
+  outcome.loss = output.loss.item<double>();
+  if (!std::isfinite(outcome.loss))
+    throw RuntimeError("the loss became " + std::to_string(outcome.loss) + " at step " + std::to_string(done) +
+                       "; lower --optimizer.lr or check the data");
+  outcome.metrics = std::move(output.metrics);
+  // A summed loss is logged as the global mean of its optimizer step, once per micro-step.
+  outcome.loss_part = step_loss_.summed() ? 0 : outcome.loss;
+  if (done % accum_ == 0) {
+    const double step_mean = in_phase(done, "optimizer step", [&] { return update(step, outcome.loss); });
+    if (step_loss_.summed()) outcome.loss_part = step_mean * static_cast<double>(accum_);
+  }
+  return outcome;
+}
+
+double TrainStep::update(std::int64_t step, double loss) {
+  lr_ = parts_.scheduler.lr(step);
+  double step_mean = loss;
+  if (step_loss_.summed()) {
+    CollectiveScope scope("trainer, loss normalizer");
+    step_mean = step_loss_.finish_step(gradients(), parts_.dp);
+  }
+  if (unscaled_gradients_finite(step)) {
+    grad_norm_ = parts_.backend.clip_grad_norm(max_norm_);
+    parts_.optimizer.step(lr_);
+    parts_.optimizer.zero_grad();
+    parts_.backend.after_optimizer_step();
+  } else {
+    parts_.optimizer.zero_grad();
+  }
+  return step_mean;
+}
+
+std::vector<torch::Tensor> TrainStep::gradients() const {
+  std::vector<torch::Tensor> grads;
+  for (const auto& p : parts_.backend.parameters()) grads.push_back(p.param.grad());
+  return grads;
+}
+
+bool TrainStep::unscaled_gradients_finite(std::int64_t step) {
+  auto* scaler = parts_.scaler;
+  if (!scaler) return true;
+  const double scale = scaler->scale();
+  CollectiveScope scope("trainer, fp16 overflow check");
+  const bool finite = scaler->unscale(gradients(), parts_.world);
+  scaler->update(!finite);
+  if (!finite)
+    logger()->warn("fp16: gradients overflowed at step {} with loss scale {}: update skipped, loss scale now {} "
+                   "({} skipped so far)", step + 1, scale, scaler->scale(), scaler->skipped_updates());
+  return finite;
+}
+
+std::string TrainStep::unit_in_backward() const {
+  const auto* sharded = dynamic_cast<const ShardedBackend*>(&parts_.backend);
+  return sharded ? sharded->unit_in_backward() : std::string();
+}
+
+}  // namespace shardkit::train
