@@ -8,7 +8,7 @@
 
 #include <torch/torch.h>
 
-#include "../../core/src/comm/ledger.hpp"
+#include "../../apps/shardkit-train/src/ledger.hpp"
 #include "shardkit/comm.hpp"
 #include "shardkit/ledger.hpp"
 

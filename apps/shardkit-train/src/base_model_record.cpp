@@ -3,13 +3,16 @@
 
 #include <boost/json.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <system_error>
 #include <vector>
 
 #include "checkpoint_manifest.hpp"
+#include "rank_agreement.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/files.hpp"
+#include "shardkit/logging.hpp"
 
 namespace shardkit::train {
 namespace fs = std::filesystem;
@@ -101,6 +104,33 @@ std::string BaseModelRecord::change_in(const std::string& base) const {
       return file.string() + " holds other bytes (same size, another XXH3-64 checksum)";
   }
   return "";
+}
+
+std::string base_model_record_at_start(CommGroup& world, const std::string& base, const std::string& resume_dir) {
+  const auto started = std::chrono::steady_clock::now();
+  std::string recorded;
+  rank0_verdict(world, [&]() -> std::string {
+    const auto path = (fs::path(resume_dir) / kBaseModelFile).string();
+    if (resume_dir.empty() || !fs::exists(path)) {
+      if (!resume_dir.empty())
+        logger()->warn("{} has no {} (saved by an older shardkit): its base model is not checked; recorded now",
+                       resume_dir, kBaseModelFile);
+      recorded = BaseModelRecord::of(base).to_json();
+      return "";
+    }
+    auto record = BaseModelRecord::parse(read_text_file(path), path);
+    if (const auto change = record.change_in(base); !change.empty())
+      return "the base model changed since this run started: " + change + " (" + path + " recorded it when the "
+             "run started). The checkpoint's adapter was trained on the old weights; restore them at " + base +
+             ", or train the adapter further on the changed base as a new run: --policy.path=" +
+             (fs::path(resume_dir) / "pretrained_model").string() + " --output_dir=<a new folder>";
+    record.path = base;
+    recorded = record.to_json();
+    return "";
+  });
+  logger()->debug("base model {}: recorded or checked in {:.2f} s", base,
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  return recorded;
 }
 
 }  // namespace shardkit::train

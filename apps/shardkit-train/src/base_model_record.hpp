@@ -6,6 +6,10 @@
 #include <map>
 #include <string>
 
+namespace shardkit {
+class CommGroup;
+}
+
 namespace shardkit::train {
 
 /// Where checkpoints keep the record, relative to the checkpoint folder.
@@ -34,5 +38,11 @@ struct BaseModelRecord {
   /// what changed, naming the first such file.
   std::string change_in(const std::string& base) const;
 };
+
+/// A PEFT run's base model record as it starts (BaseModelRecord JSON on rank 0 of `world`, ""
+/// elsewhere): base folder `base` read now, or on a resume from checkpoint `resume_dir` its
+/// record checked against `base`; ConfigError on every rank, naming the changed file and what
+/// to do, when the base changed since the run started.
+std::string base_model_record_at_start(CommGroup& world, const std::string& base, const std::string& resume_dir);
 
 }  // namespace shardkit::train

@@ -3,8 +3,13 @@
 
 #include <torch/torch.h>
 
+#include <chrono>
+#include <cmath>
+
 #include "shardkit/error.hpp"
 #include "shardkit/ledger.hpp"
+#include "shardkit/logging.hpp"
+#include "train_options.hpp"
 
 namespace shardkit::train {
 
@@ -43,6 +48,32 @@ EvalResult evaluate(Backend& backend, Policy& policy, const Dataset& data, std::
   result.samples = batches * global;
   result.left_out = data.size() - result.samples;
   return result;
+}
+
+Evaluation::Evaluation(const Registry& registry, const Config& config, const Runtime& runtime,
+                       const std::string& dataset, const Policy& policy, std::int64_t every, std::int64_t accum)
+    : every_(every), config_(config) {
+  if (every % accum != 0)
+    throw ConfigError("--eval_freq=" + std::to_string(every) + " is not a multiple of "
+                      "--accelerator.gradient_accumulation.steps=" + std::to_string(accum) +
+                      ": evaluation runs at optimizer updates");
+  config_.set("dataset.split", std::string("validation"));
+  dataset_ = registry.create_as<Dataset>("dataset", dataset, plugin_context(config_, runtime, "dataset", dataset));
+  dataset_->set_delta_indices(policy.delta_indices());
+  logger()->info("evaluation every {} steps on the validation split ({} samples)", every, dataset_->size());
+}
+
+std::map<std::string, double> Evaluation::run(std::int64_t step, Backend& backend, Policy& policy,
+                                              std::int64_t batch_size, CommGroup& dp,
+                                              const std::function<void(Batch&)>& transform,
+                                              const std::string& device) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto result = evaluate(backend, policy, *dataset_, batch_size, dp, transform, device);
+  logger()->info("evaluation at step {}: loss {:.5g} | perplexity {:.5g} | {} samples{} in {:.1f} s", step,
+                 result.loss, std::exp(result.loss), result.samples,
+                 result.left_out ? fmt::format(" ({} of the last partial batch left out)", result.left_out) : "",
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return {{"eval_loss", result.loss}, {"eval_perplexity", std::exp(result.loss)}};
 }
 
 }  // namespace shardkit::train

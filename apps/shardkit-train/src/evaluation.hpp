@@ -3,12 +3,17 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
 
 #include "shardkit/backend.hpp"
 #include "shardkit/comm.hpp"
+#include "shardkit/config.hpp"
 #include "shardkit/dataset.hpp"
+#include "shardkit/loader.hpp"
 #include "shardkit/policy.hpp"
+#include "shardkit/runtime.hpp"
 
 namespace shardkit::train {
 
@@ -26,5 +31,30 @@ struct EvalResult {
 /// batches. The policy is put back into training mode.
 EvalResult evaluate(Backend& backend, Policy& policy, const Dataset& data, std::int64_t batch_size, CommGroup& dp,
                     const std::function<void(Batch&)>& transform, const std::string& device);
+
+/// --eval_freq=N: a second instance of the run's dataset plugin, on its validation split,
+/// evaluated every N loop steps (at optimizer updates) and at the last step.
+class Evaluation {
+ public:
+  /// Throws ConfigError when `every` is not a multiple of `accum` (evaluation runs at updates).
+  Evaluation(const Registry& registry, const Config& config, const Runtime& runtime, const std::string& dataset,
+             const Policy& policy, std::int64_t every, std::int64_t accum);
+  Evaluation(const Evaluation&) = delete;  // the dataset plugin points at config_
+  Evaluation& operator=(const Evaluation&) = delete;
+
+  /// Whether step `done` evaluates: an update at a multiple of --eval_freq, or the last of `steps`.
+  bool due(std::int64_t done, bool update, std::int64_t steps) const {
+    return update && (done % every_ == 0 || done == steps);
+  }
+  /// Evaluates at `step` with evaluate(); the values to log (eval_loss, eval_perplexity).
+  std::map<std::string, double> run(std::int64_t step, Backend& backend, Policy& policy, std::int64_t batch_size,
+                                    CommGroup& dp, const std::function<void(Batch&)>& transform,
+                                    const std::string& device);
+
+ private:
+  std::int64_t every_;
+  Config config_;  ///< the validation dataset's options
+  std::shared_ptr<Dataset> dataset_;
+};
 
 }  // namespace shardkit::train

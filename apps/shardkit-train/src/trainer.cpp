@@ -6,7 +6,6 @@
 
 #include <chrono>
 #include <csignal>
-#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <optional>
@@ -19,7 +18,7 @@
 #include "shardkit/peft.hpp"
 #include "shardkit/precision.hpp"
 #include "shardkit/logging.hpp"
-#include "comm/ledger.hpp"  // a core internal the trainer still reaches into
+#include "ledger.hpp"
 #include "base_model_record.hpp"
 #include "checkpoint_manager.hpp"
 #include "checkpoint_manifest.hpp"
@@ -100,7 +99,8 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
       log->info("{}", line);
   agree_on_output_dir(resume_dir);
   // A PEFT run's checkpoints need its base again: they record it, and a resume checks it.
-  if (peft_enabled(config_)) record_base_model(resume_dir);
+  if (peft_enabled(config_) && !config_.get_string("policy.path").empty())  // else refused with the PEFT options
+    base_record_ = base_model_record_at_start(mesh_->world(), config_.get_string("policy.path"), resume_dir);
 
   const auto threads = config_.get_int("num_threads");
   if (threads > 0) torch::set_num_threads(static_cast<int>(threads));
@@ -176,7 +176,8 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
       CheckpointedParts{*backend_, *policy_, *optimizer_, *scheduler_, scaler_.get(), *loader_, normalizer_, lora_,
                         lora_summary_},
       CheckpointedRun{output_dir_, steps_, batch_size_, accum_, base_record_}, selection_.checkpoint_format);
-  if (const auto every = config_.get_int("eval_freq"); every > 0) make_evaluation(every);
+  if (const auto every = config_.get_int("eval_freq"); every > 0)
+    evaluation_ = std::make_unique<Evaluation>(registry_, config_, runtime_, selection_.dataset, *policy_, every, accum_);
   std::vector<std::shared_ptr<MetricsLogger>> loggers;
   if (runtime_.is_main()) {
     make_directories(output_dir_);
@@ -248,36 +249,6 @@ void Trainer::apply_optimizer_preset(AdamWOptions& adam) {
   if (!notes.empty())
     logger()->info("optimizer: the {} policy's preset: {} (--optimizer.lr and --optimizer.weight_decay, when given, "
                    "win; the policy's own options set the rest)", selection_.policy, notes);
-}
-
-void Trainer::make_evaluation(std::int64_t every) {
-  if (every % accum_ != 0)
-    throw ConfigError("--eval_freq=" + std::to_string(every) + " is not a multiple of "
-                      "--accelerator.gradient_accumulation.steps=" + std::to_string(accum_) +
-                      ": evaluation runs at optimizer updates");
-  eval_freq_ = every;
-  // A second instance of the dataset plugin, on its validation split; its options stay
-  // alive with it (a plugin context points at them).
-  eval_config_ = std::make_unique<Config>(config_);
-  eval_config_->set("dataset.split", std::string("validation"));
-  eval_dataset_ = registry_.create_as<Dataset>(
-      "dataset", selection_.dataset, plugin_context(*eval_config_, runtime_, "dataset", selection_.dataset));
-  eval_dataset_->set_delta_indices(policy_->delta_indices());
-  logger()->info("evaluation every {} steps on the validation split ({} samples)", every, eval_dataset_->size());
-}
-
-std::map<std::string, double> Trainer::run_evaluation(std::int64_t step) {
-  const auto t0 = Clock::now();
-  const auto transform = [this](Batch& batch) {
-    if (normalizer_.active()) normalizer_.normalize(batch);
-  };
-  const auto result = evaluate(*backend_, *policy_, *eval_dataset_, batch_size_, mesh_->dp_group(), transform,
-                               runtime_.device);
-  logger()->info("evaluation at step {}: loss {:.5g} | perplexity {:.5g} | {} samples{} in {:.1f} s", step,
-                 result.loss, std::exp(result.loss), result.samples,
-                 result.left_out ? fmt::format(" ({} of the last partial batch left out)", result.left_out) : "",
-                 seconds(Clock::now() - t0));
-  return {{"eval_loss", result.loss}, {"eval_perplexity", std::exp(result.loss)}};
 }
 
 std::int64_t Trainer::steps_for_epochs(std::int64_t epochs) const {
@@ -356,32 +327,6 @@ void Trainer::agree_on_output_dir(std::string& resume_dir) {
     rank0_verdict(mesh_->world(), [this] { return output_dir_problem(); });
 }
 
-void Trainer::record_base_model(const std::string& resume_dir) {
-  const auto base = config_.get_string("policy.path");
-  if (base.empty()) return;  // refused with the PEFT options
-  const auto started = Clock::now();
-  rank0_verdict(mesh_->world(), [&]() -> std::string {
-    const auto path = (fs::path(resume_dir) / kBaseModelFile).string();
-    if (resume_dir.empty() || !fs::exists(path)) {
-      if (!resume_dir.empty())
-        logger()->warn("{} has no {} (saved by an older shardkit): its base model is not checked; recorded now",
-                       resume_dir, kBaseModelFile);
-      base_record_ = BaseModelRecord::of(base).to_json();
-      return "";
-    }
-    auto record = BaseModelRecord::parse(read_text_file(path), path);
-    if (const auto change = record.change_in(base); !change.empty())
-      return "the base model changed since this run started: " + change + " (" + path + " recorded it when the "
-             "run started). The checkpoint's adapter was trained on the old weights; restore them at " + base +
-             ", or train the adapter further on the changed base as a new run: --policy.path=" +
-             (fs::path(resume_dir) / "pretrained_model").string() + " --output_dir=<a new folder>";
-    record.path = base;
-    base_record_ = record.to_json();
-    return "";
-  });
-  logger()->debug("base model {}: recorded or checked in {:.2f} s", base, seconds(Clock::now() - started));
-}
-
 int Trainer::stop_requested() {
   CollectiveScope scope("trainer, stop check");
   return stop_signal_of_any_rank(mesh_->world(), stop_signal());
@@ -408,6 +353,9 @@ int Trainer::run() {
                        accum_, config_.get_float("optimizer.grad_clip_norm"), resumed_.step);
   policy_->train();
   metrics_->start(resumed_.step, resumed_.window);
+  const auto normalize = [this](Batch& batch) {
+    if (normalizer_.active()) normalizer_.normalize(batch);
+  };
   log->info("training from step {} to {}", resumed_.step, steps_);
   reset_cpu_tensor_peak();
 
@@ -424,7 +372,8 @@ int Trainer::run() {
                    seconds(Clock::now() - t1)});
     // Evaluation at optimizer updates; its values join that step's log line (one is forced).
     std::map<std::string, double> evaluated;
-    if (eval_dataset_ && update && (done % eval_freq_ == 0 || done == steps_)) evaluated = run_evaluation(done);
+    if (evaluation_ && evaluation_->due(done, update, steps_))
+      evaluated = evaluation_->run(done, *backend_, *policy_, batch_size_, mesh_->dp_group(), normalize, runtime_.device);
     if (metrics_->due(done, update, !evaluated.empty()))
       metrics_->write_line(done, {epochs_done(), train_step.lr(), train_step.grad_norm(), std::move(evaluated)},
                            mesh_->world());

@@ -11,6 +11,7 @@
 #include "checkpoint_manager.hpp"
 #include "config_provenance.hpp"
 #include "data_loader.hpp"
+#include "evaluation.hpp"
 #include "metrics_processor.hpp"
 #include "run_lock.hpp"
 #include "shardkit/backend.hpp"
@@ -53,10 +54,6 @@ class Trainer {
   PluginContext context_for(const std::string& kind, const std::string& name) const;
   /// The policy's optimizer preset (OptimizerPresetPolicy), where the options leave room for it.
   void apply_optimizer_preset(AdamWOptions& adam);
-  /// Sets up --eval_freq=`every`: the dataset plugin again, on its validation split.
-  void make_evaluation(std::int64_t every);
-  /// Evaluates at `step`; the values to log (eval_loss, eval_perplexity).
-  std::map<std::string, double> run_evaluation(std::int64_t step);
   /// Loop steps that make `epochs` passes over the dataset, whole optimizer updates.
   std::int64_t steps_for_epochs(std::int64_t epochs) const;
   void join_run(const MeshShape& shape);
@@ -64,10 +61,6 @@ class Trainer {
   void agree_on_output_dir(std::string& resume_dir);
   /// "" when the output folder may hold a new run, else why not.
   std::string output_dir_problem() const;
-  /// A PEFT run: records the base model's files (base_record_, on rank 0), or on resume checks
-  /// them against the record of checkpoint `resume_dir` and throws ConfigError on every rank,
-  /// naming the changed file, when they differ.
-  void record_base_model(const std::string& resume_dir);
   /// --peft.*: LoRA adapters on the policy (before the backend lays it out); logs the counts.
   void setup_peft();
   /// The next batch from the loader (its tokens counted), on the training device.
@@ -86,9 +79,6 @@ class Trainer {
   Selection selection_;
   std::string output_dir_;
   std::int64_t steps_, batch_size_, accum_, log_freq_, save_freq_;
-  std::int64_t eval_freq_ = 0;
-  std::unique_ptr<Config> eval_config_;     // the validation dataset's options (it points at them)
-  std::shared_ptr<Dataset> eval_dataset_;  // set when --eval_freq > 0
   ResumePoint resumed_;  ///< where training starts: step 0, or the checkpoint's step and log window
 
   std::shared_ptr<Comm> comm_;
@@ -107,6 +97,7 @@ class Trainer {
   Normalizer normalizer_;  ///< LeRobot's preprocessor normalization; the loader's thread uses it
   std::unique_ptr<DataLoader> loader_;
   std::unique_ptr<CheckpointManager> checkpoints_;  ///< after the parts it refers to
+  std::unique_ptr<Evaluation> evaluation_;          ///< set when --eval_freq > 0
   std::unique_ptr<MetricsProcessor> metrics_;  ///< with rank 0's logger plugins
 };
 

@@ -1,8 +1,8 @@
 // The collective ledger's records and reports, on hand-made records of two ranks.
 #include <catch2/catch.hpp>
 
-#include "../../../core/src/comm/ledger_entry.hpp"
-#include "../../../core/src/comm/ledger_reports.hpp"
+#include "../../../apps/shardkit-train/src/ledger_entry.hpp"
+#include "../../../apps/shardkit-train/src/ledger_reports.hpp"
 
 using namespace shardkit::ledger;
 
