@@ -3,13 +3,13 @@
 #include <cstdlib>
 #include <iostream>
 #include <iterator>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <ATen/Version.h>
 #include <boost/json.hpp>
 
+#include "shardkit/comma_list.hpp"
 #include "shardkit/config.hpp"
 #include "shardkit/config_resolution.hpp"
 #include "shardkit/error.hpp"
@@ -43,15 +43,6 @@ struct Options {
   bool help = false;
 };
 
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> parts;
-  std::istringstream in(text);
-  std::string part;
-  while (std::getline(in, part, sep))
-    if (!part.empty()) parts.push_back(part);
-  return parts;
-}
-
 // Read as shardkit-train reads its flags: the same parser, both spellings of each name, and an
 // unknown option named with the closest known ones.
 Options parse(int argc, char** argv) {
@@ -65,8 +56,8 @@ Options parse(int argc, char** argv) {
   shardkit::Schema schema;
   schema.add("", kOptions, std::size(kOptions), "shardkit-env");
   const auto config = shardkit::resolve(schema, {}, flags);
-  options.search.explicit_files = split(config.get_string("plugins"), ',');
-  options.search.dirs = split(config.get_string("plugin_path"), ':');
+  options.search.explicit_files = shardkit::split_list(config.get_string("plugins"), ',');
+  options.search.dirs = shardkit::split_list(config.get_string("plugin_path"), ':');
   options.as_json = config.get_bool("json");
   return options;
 }

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "shardkit/comma_list.hpp"
 #include "shardkit/config_resolution.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/error_text.hpp"
@@ -43,15 +44,6 @@ std::string given(const RawConfig& flags, const RawConfig& file, const std::stri
     if (it != layer->end()) return to_string(it->second.value);
   }
   return fallback;
-}
-
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> parts;
-  std::string part;
-  std::istringstream in(text);
-  while (std::getline(in, part, sep))
-    if (!part.empty()) parts.push_back(part);
-  return parts;
 }
 
 /// Whether a flag's text means true (the same spellings resolve() accepts for bools).
@@ -216,8 +208,8 @@ int run(int argc, char** argv, bool& multi_process) {
 
   Registry registry;
   PluginSearch search;
-  search.explicit_files = split(given(flags, file, "plugins", ""), ',');
-  search.dirs = split(given(flags, file, "plugin_path", ""), ':');
+  search.explicit_files = split_list(given(flags, file, "plugins", ""), ',');
+  search.dirs = split_list(given(flags, file, "plugin_path", ""), ':');
   registry.discover(search);
 
   Selection selection;

@@ -1,4 +1,4 @@
-// The items of a comma-separated option value ("q_proj, v_proj" -> {"q_proj", "v_proj"}).
+// The items of a list-valued option ("q_proj, v_proj" -> {"q_proj", "v_proj"}; "a:b" for paths).
 #pragma once
 
 #include <string>
@@ -6,7 +6,10 @@
 
 namespace shardkit {
 
-/// `text` split at commas, each item trimmed of spaces and tabs, empty items dropped.
+/// `text` split at `separator`, each item trimmed of spaces and tabs, empty items dropped.
+std::vector<std::string> split_list(const std::string& text, char separator);
+
+/// `text` split at commas (split_list(text, ',')).
 std::vector<std::string> comma_list(const std::string& text);
 
 }  // namespace shardkit

@@ -1,13 +1,13 @@
-// Comma-separated option values (see shardkit/comma_list.hpp).
+// List-valued options (see shardkit/comma_list.hpp).
 #include "shardkit/comma_list.hpp"
 
 namespace shardkit {
 
-std::vector<std::string> comma_list(const std::string& text) {
+std::vector<std::string> split_list(const std::string& text, char separator) {
   std::vector<std::string> items;
   std::size_t start = 0;
   while (start <= text.size()) {
-    auto end = text.find(',', start);
+    auto end = text.find(separator, start);
     if (end == std::string::npos) end = text.size();
     const auto item = text.substr(start, end - start);
     const auto first = item.find_first_not_of(" \t");
@@ -16,5 +16,7 @@ std::vector<std::string> comma_list(const std::string& text) {
   }
   return items;
 }
+
+std::vector<std::string> comma_list(const std::string& text) { return split_list(text, ','); }
 
 }  // namespace shardkit
