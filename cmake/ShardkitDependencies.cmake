@@ -50,6 +50,15 @@ paths would mix the two. Use a new build directory (or delete this one).")
   find_package(tomlplusplus REQUIRED)
   find_package(yaml-cpp REQUIRED)
   find_package(spdlog REQUIRED)
+  # xxHash checksums files: the trainer's checkpoint manifests and the text dataset's token
+  # cache. Found here, before any subdirectory, so that every user sees the same result
+  # (a variable found in one subdirectory is empty in one configured before it).
+  find_path(SHARDKIT_XXHASH_INCLUDE_DIR xxhash.h)
+  find_library(SHARDKIT_XXHASH_LIBRARY xxhash)
+  if(NOT SHARDKIT_XXHASH_INCLUDE_DIR OR NOT SHARDKIT_XXHASH_LIBRARY)
+    message(FATAL_ERROR "xxHash was not found (checkpoint manifests and the text dataset's \
+token cache use it); Debian: apt-get install libxxhash-dev")
+  endif()
 endif()
 
 # Whether the LibTorch found is a CUDA build: recorded in every plugin descriptor.

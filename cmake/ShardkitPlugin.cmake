@@ -21,6 +21,9 @@ function(shardkit_add_plugin)
   add_library(${target} MODULE ${P_SOURCES})
   if(TARGET shardkit_core)
     target_link_libraries(${target} PRIVATE shardkit_core ${P_LIBRARIES})
+    # A built-in plugin names every library it needs: a symbol left undefined fails the build
+    # here, not the loader at the first run.
+    target_link_options(${target} PRIVATE LINKER:--no-undefined)
   else()
     target_link_libraries(${target} PRIVATE shardkit::core ${P_LIBRARIES})
   endif()
