@@ -126,12 +126,20 @@ json::object plugin_report(const Options& options, const shardkit::Registry& reg
   json::array found;
   for (const auto* p : registry.all()) {
     const auto* d = p->descriptor;
+    json::array capabilities;
+    for (std::uint32_t i = 0; i < d->num_capabilities; ++i)
+      capabilities.emplace_back(std::string(d->capabilities[i].name) + "/" +
+                                std::to_string(d->capabilities[i].version));
+    json::array traits;
+    for (const auto& trait : shardkit::trait_names(d->traits)) traits.emplace_back(trait);
     found.push_back(json::object{{"kind", d->kind},
                                  {"name", d->name},
                                  {"version", d->plugin_version ? d->plugin_version : ""},
                                  {"file", p->file},
                                  {"summary", d->summary ? d->summary : ""},
-                                 {"explicit", p->explicit_file}});
+                                 {"explicit", p->explicit_file},
+                                 {"capabilities", std::move(capabilities)},
+                                 {"traits", std::move(traits)}});
   }
   out["found"] = std::move(found);
   json::array refused;
@@ -193,6 +201,13 @@ void print_text(const json::object& r) {
     out << "  " << text(o.at("kind")) << " '" << text(o.at("name")) << "' "
         << text(o.at("version")) << (o.at("explicit").as_bool() ? " [--plugins]" : "") << "\n"
         << "      " << text(o.at("file")) << "\n      " << text(o.at("summary")) << "\n";
+    for (const char* list : {"capabilities", "traits"}) {
+      const auto& items = o.at(list).as_array();
+      if (items.empty()) continue;
+      out << "      " << list << ":";
+      for (std::size_t i = 0; i < items.size(); ++i) out << (i ? ", " : " ") << text(items[i]);
+      out << "\n";
+    }
   }
   const auto& refused = plugins.at("refused").as_array();
   if (!refused.empty()) out << "Plugins refused:\n";

@@ -110,7 +110,7 @@ std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& ctx) {
 
 }  // namespace
 
-SHARDKIT_PLUGIN_WITH_CAPABILITIES(
+SHARDKIT_PLUGIN_WITH_TRAITS(
     backend, ddp, "0.1.0",
     "Data parallel: replicas on every rank, bucketed gradient all-reduce overlapping backward",
     kOptions, make, shardkit::kMultiProcess)

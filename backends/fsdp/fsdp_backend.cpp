@@ -79,8 +79,8 @@ std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& ctx) {
 
 }  // namespace
 
-SHARDKIT_PLUGIN_WITH_CAPABILITIES(
+SHARDKIT_PLUGIN_CLASS(
     backend, fsdp, "0.1.0",
     "Fully sharded data parallel (FSDP2 semantics): parameters, gradients and optimizer state sharded on dim 0 "
     "per wrap unit; HSDP with --parallelism.dp_replicate > 1",
-    kOptions, make, shardkit::kShardsParameters | shardkit::kMultiProcess)
+    kOptions, make, shardkit::kShardsParameters | shardkit::kMultiProcess, FsdpBackend)

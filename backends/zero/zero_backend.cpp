@@ -66,7 +66,7 @@ std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& ctx) {
 
 }  // namespace
 
-SHARDKIT_PLUGIN_WITH_CAPABILITIES(
+SHARDKIT_PLUGIN_CLASS(
     backend, zero, "0.1.0",
     "DeepSpeed-style ZeRO: stage 1 shards optimizer state, 2 also gradients, 3 also parameters (flat partitions)",
-    kOptions, make, shardkit::kShardsParameters | shardkit::kMultiProcess)
+    kOptions, make, shardkit::kShardsParameters | shardkit::kMultiProcess, ZeroBackend)

@@ -27,7 +27,7 @@ std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext&) {
 
 }  // namespace
 
-SHARDKIT_PLUGIN_WITH_CAPABILITIES(
+SHARDKIT_PLUGIN_WITH_TRAITS(
     checkpoint_format, dcp, "0.1.0",
     "PyTorch Distributed Checkpoint folders, one file per rank (accelerate's layout)",
     SHARDKIT_PLUGIN_NO_OPTIONS, make, shardkit::kAcceptsShardedState)

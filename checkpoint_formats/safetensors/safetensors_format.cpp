@@ -25,6 +25,6 @@ std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext&) {
 }  // namespace
 
 // Sharded states (fsdp, zero) are gathered to rank 0 and written whole.
-SHARDKIT_PLUGIN_WITH_CAPABILITIES(checkpoint_format, safetensors, "0.1.0",
-                                  "Whole tensors in safetensors files (LeRobot's layout)", SHARDKIT_PLUGIN_NO_OPTIONS,
-                                  make, shardkit::kAcceptsShardedState)
+SHARDKIT_PLUGIN_WITH_TRAITS(checkpoint_format, safetensors, "0.1.0",
+                            "Whole tensors in safetensors files (LeRobot's layout)", SHARDKIT_PLUGIN_NO_OPTIONS,
+                            make, shardkit::kAcceptsShardedState)

@@ -30,6 +30,6 @@ std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext&) {
 
 }  // namespace
 
-SHARDKIT_PLUGIN_WITH_CAPABILITIES(checkpoint_format, safetensors_dcp, "0.1.0",
+SHARDKIT_PLUGIN_WITH_TRAITS(checkpoint_format, safetensors_dcp, "0.1.0",
                 "model.safetensors (whole weights) plus DCP folders (resume at any topology)",
                 SHARDKIT_PLUGIN_NO_OPTIONS, make, shardkit::kAcceptsShardedState)

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <shardkit/capability.hpp>
 #include <shardkit/error.hpp>
 #include <shardkit/normalization.hpp>
 #include <shardkit/optimizer_preset.hpp>
@@ -116,11 +117,9 @@ class TemporalEnsembler {
   torch::Tensor weights_, cumsum_, ensembled_, count_;
 };
 
-class ActPolicy final : public shardkit::Policy,
-                        public shardkit::NormalizedPolicy,
-                        public shardkit::PretrainedConfigWriter,
-                        public shardkit::OptimizerPresetPolicy,
-                        public shardkit::LoraTargetsPolicy {
+class ActPolicy final
+    : public shardkit::WithCapabilities<shardkit::Policy, shardkit::NormalizedPolicy, shardkit::PretrainedConfigWriter,
+                                        shardkit::OptimizerPresetPolicy, shardkit::LoraTargetsPolicy> {
  public:
   explicit ActPolicy(const shardkit::PluginContext& ctx)
       : config_(shardkit::act::read_config(ctx)),
@@ -227,5 +226,5 @@ std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& ctx) { ret
 
 }  // namespace
 
-SHARDKIT_PLUGIN(policy, act, "0.1.0", "ACT, the Action Chunking Transformer, as LeRobot 0.6.1 builds it",
-                shardkit::act::kActOptions, make)
+SHARDKIT_PLUGIN_CLASS(policy, act, "0.1.0", "ACT, the Action Chunking Transformer, as LeRobot 0.6.1 builds it",
+                      shardkit::act::kActOptions, make, 0u, ActPolicy)

@@ -7,6 +7,7 @@
 
 #include <spdlog/logger.h>
 
+#include <shardkit/capability.hpp>
 #include <shardkit/causal_lm.hpp>
 #include <shardkit/error.hpp>
 #include <shardkit/files.hpp>
@@ -37,12 +38,10 @@ std::string dtype_name(torch::ScalarType t) {
   return "float32";
 }
 
-class LlamaPolicy final : public shardkit::Policy,
-                          public shardkit::PretrainedConfigWriter,
-                          public shardkit::PretrainedWeightsLoader,
-                          public shardkit::PretrainedFilesWriter,
-                          public shardkit::CausalLanguageModel,
-                          public shardkit::LoraTargetsPolicy {
+class LlamaPolicy final
+    : public shardkit::WithCapabilities<shardkit::Policy, shardkit::PretrainedConfigWriter,
+                                        shardkit::PretrainedWeightsLoader, shardkit::PretrainedFilesWriter,
+                                        shardkit::CausalLanguageModel, shardkit::LoraTargetsPolicy> {
  public:
   explicit LlamaPolicy(const shardkit::PluginContext& ctx)
       : config_(shardkit::llama::read_config(ctx.options)), options_(ctx.options) {
@@ -216,5 +215,6 @@ std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& ctx) {
 
 }  // namespace
 
-SHARDKIT_PLUGIN(policy, llama, "0.1.0", "Llama decoder as transformers' LlamaForCausalLM (causal LM on input_ids)",
-                shardkit::llama::kLlamaOptions, make)
+SHARDKIT_PLUGIN_CLASS(policy, llama, "0.1.0",
+                      "Llama decoder as transformers' LlamaForCausalLM (causal LM on input_ids)",
+                      shardkit::llama::kLlamaOptions, make, 0u, LlamaPolicy)

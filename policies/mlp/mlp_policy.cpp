@@ -1,6 +1,7 @@
 // Policy `mlp`: input projection, N residual blocks (the wrap units), output head; MSE on actions.
 #include <torch/torch.h>
 
+#include <shardkit/capability.hpp>
 #include <shardkit/error.hpp>
 #include <shardkit/nn/block.hpp>
 #include <shardkit/normalization.hpp>
@@ -29,7 +30,7 @@ class MlpBlockImpl : public shardkit::nn::Block {
 };
 TORCH_MODULE(MlpBlock);
 
-class MlpPolicy final : public shardkit::Policy, public shardkit::NormalizedPolicy {
+class MlpPolicy final : public shardkit::WithCapabilities<shardkit::Policy, shardkit::NormalizedPolicy> {
  public:
   explicit MlpPolicy(const shardkit::PluginContext& ctx) {
     const auto& o = ctx.options;
@@ -86,4 +87,5 @@ std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& ctx) {
 
 }  // namespace
 
-SHARDKIT_PLUGIN(policy, mlp, "0.1.0", "Residual MLP from observation.state to action (MSE)", kOptions, make)
+SHARDKIT_PLUGIN_CLASS(policy, mlp, "0.1.0", "Residual MLP from observation.state to action (MSE)", kOptions, make,
+                      0u, MlpPolicy)

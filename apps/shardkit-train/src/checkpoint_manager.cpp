@@ -10,6 +10,7 @@
 #include "checkpoint_manifest.hpp"
 #include "processor_files.hpp"
 #include "rank_agreement.hpp"
+#include "shardkit/capability.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/files.hpp"
 #include "shardkit/ledger.hpp"
@@ -137,7 +138,7 @@ ResumePoint CheckpointManager::resume(const std::string& dir) {
 
 void CheckpointManager::load_weights(const std::string& pretrained_dir) {
   // A policy that read a Hugging Face folder's weights itself (llama) needs no checkpoint.
-  if (const auto* own = dynamic_cast<const PretrainedWeightsLoader*>(&parts_.policy);
+  if (const auto* own = capability<PretrainedWeightsLoader>(parts_.policy);
       own != nullptr && own->loaded_pretrained_weights()) {
     logger()->info("loaded weights from {}", pretrained_dir);
     return;
@@ -198,7 +199,7 @@ TrainingStep CheckpointManager::training_step_record(std::int64_t step) const {
 }
 
 std::string CheckpointManager::pretrained_config_json() const {
-  if (const auto* writer = dynamic_cast<const PretrainedConfigWriter*>(&parts_.policy))
+  if (const auto* writer = capability<PretrainedConfigWriter>(parts_.policy))
     return writer->pretrained_config_json();
   return config_.section("policy.").to_json();
 }
@@ -223,7 +224,7 @@ void CheckpointManager::save(std::int64_t step, const LogWindow& window) {
   if (parts_.lora)
     files["pretrained_model/adapter_config.json"] = adapter_config_json(*parts_.lora, config_.get_string("policy.path"));
   if (!run_.base_record.empty()) files[kBaseModelFile] = run_.base_record;  // rank 0's; rank 0 writes the files
-  if (const auto* extra = dynamic_cast<const PretrainedFilesWriter*>(&parts_.policy))
+  if (const auto* extra = capability<PretrainedFilesWriter>(parts_.policy))
     for (auto& [name, content] : extra->pretrained_files()) files["pretrained_model/" + name] = std::move(content);
   if (!parts_.normalizer.stats().empty()) files.merge(processor_files(parts_.normalizer, runtime_.device));
   const auto dir = checkpointer_.save((fs::path(run_.output_dir) / "checkpoints").string(),
@@ -253,7 +254,7 @@ void CheckpointManager::save_merged_model() {
   }
   safetensors::write_file((tmp / "model.safetensors").string(), refs, {{"format", "pt"}});
   write_text_file((tmp / "config.json").string(), pretrained_config_json());
-  if (const auto* extra = dynamic_cast<const PretrainedFilesWriter*>(&parts_.policy))
+  if (const auto* extra = capability<PretrainedFilesWriter>(parts_.policy))
     for (const auto& [name, content] : extra->pretrained_files()) write_text_file((tmp / name).string(), content);
   fs::remove_all(dir, ec);
   fs::rename(tmp, dir, ec);

@@ -23,7 +23,6 @@ class Checkpointer {
   Checkpointer(const Registry& registry, const Config& config, const Runtime& runtime, CommGroup& world,
                std::string format);
 
-  const std::string& format_name() const { return name_; }
   /// The format checkpoint folder `dir` was saved in, detected from its files: the selected
   /// one when it holds the model there, else the first other format that does (a run may
   /// swap --checkpoint_format between save and resume). nullptr when none.

@@ -1,10 +1,10 @@
 // Deterministic epoch permutations (splitmix64-seeded Fisher-Yates), per-rank batch slicing, prefetching.
 #include "data_loader.hpp"
 
-#include <chrono>
 #include <numeric>
 
 #include "shardkit/augmentation.hpp"
+#include "shardkit/capability.hpp"
 #include "shardkit/error.hpp"
 
 namespace shardkit::train {
@@ -13,7 +13,7 @@ DataLoader::DataLoader(const Dataset& dataset, std::int64_t batch_size, std::uin
                        int dp_rank, int dp_size, LoaderOptions options)
     : dataset_(dataset), batch_size_(batch_size), seed_(seed), dp_rank_(dp_rank), dp_size_(dp_size),
       options_(std::move(options)) {
-  const auto* augmented = dynamic_cast<const AugmentedDataset*>(&dataset_);
+  const auto* augmented = capability<AugmentedDataset>(dataset_);
   augmented_ = augmented && augmented->augments() ? augmented : nullptr;
   const auto global = batch_size_ * dp_size_;
   batches_per_epoch_ = dataset_.size() / global;
@@ -116,11 +116,7 @@ Batch DataLoader::next() {
     Prefetched item;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      if (ready_.empty()) {
-        const auto t0 = std::chrono::steady_clock::now();
-        changed_.wait(lock, [&] { return !ready_.empty(); });
-        wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      }
+      changed_.wait(lock, [&] { return !ready_.empty(); });
       item = std::move(ready_.front());
       ready_.pop_front();
     }

@@ -52,8 +52,6 @@ class DataLoader {
   const DataPosition& position() const { return position_; }
   void seek(const DataPosition& position);
   std::int64_t batches_per_epoch() const { return batches_per_epoch_; }
-  /// Seconds next() spent waiting for a batch that was not ready yet (prefetch > 0), in total.
-  double wait_s() const { return wait_s_; }
 
   /// The permutation of epoch `epoch` of `n` samples under `seed` (exposed for tests).
   static std::vector<std::int64_t> permutation(std::int64_t n, std::uint64_t seed,
@@ -86,7 +84,6 @@ class DataLoader {
   std::int64_t batches_per_epoch_;
   DataPosition position_;
   OrderCache cache_;
-  double wait_s_ = 0;
 
   std::thread producer_;
   std::mutex mutex_;

@@ -2,11 +2,13 @@
 #include "dry_run.hpp"
 
 #include <set>
+#include <utility>
 
 #include "shardkit/backend.hpp"
+#include "shardkit/capability.hpp"
 #include "shardkit/dataset.hpp"
 #include "shardkit/logging.hpp"
-#include "shardkit/sharding.hpp"
+#include "shardkit/sharding_report.hpp"
 
 namespace shardkit::train {
 namespace {
@@ -44,7 +46,7 @@ int print_memory_plan(const Config& config, const Registry& registry, const Runt
   backend_context.mesh = &mesh;
   auto backend = registry.create_as<Backend>("backend", selection.backend, backend_context);
   backend->setup(*policy);
-  const auto* sharded = dynamic_cast<const ShardedBackend*>(backend.get());
+  const auto* sharded = capability<ShardingReport>(std::as_const(*backend));
   const auto plan = sharded != nullptr ? sharded->plan() : whole;
   const auto total = plan.parameters + plan.gradients + plan.optimizer + plan.gathered_peak;
   const auto whole_total = whole.parameters + whole.gradients + whole.optimizer;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "shardkit/capability.hpp"
 #include "shardkit/safetensors_torch.hpp"
 
 namespace shardkit::train {
@@ -61,7 +62,7 @@ std::string stats_file(const Normalizer& normalizer) {
 }  // namespace
 
 Normalizer dataset_normalizer(const Dataset& dataset, const NormalizationMapping& mapping) {
-  const auto* with_stats = dynamic_cast<const DatasetStatistics*>(&dataset);
+  const auto* with_stats = capability<DatasetStatistics>(dataset);
   if (!with_stats) return Normalizer();
   const auto cameras = with_stats->cameras();
   std::map<std::string, Normalizer::Feature> features;

@@ -43,7 +43,7 @@ bool keep_saved_mesh(const RawConfig& flags, const std::string& backend, const R
   // (ddp named over an fsdp checkpoint means plain data parallel, not ddp refusing dp_shard=2).
   const bool other_backend =
       flags.count("distributed_backend") && backend != "auto" &&
-      ((capabilities_of(registry, "backend", backend) & kShardsParameters) != 0) != saved_mesh_shards(saved);
+      ((traits_of(registry, "backend", backend) & kShardsParameters) != 0) != saved_mesh_shards(saved);
   if (!degree_given && !other_backend) return true;
   saved.erase(kReplicate);
   saved.erase(kShard);

@@ -239,7 +239,7 @@ int run(int argc, char** argv, bool& multi_process) {
                             file.count("parallelism.dp_replicate") || file.count("parallelism.dp_shard");
   // A sharded backend asked for by name shards over every process unless degrees are given.
   const bool shard_by_default = !mesh_touched && requested_backend != "auto" &&
-                                (train::capabilities_of(registry, "backend", requested_backend) & kShardsParameters);
+                                (train::traits_of(registry, "backend", requested_backend) & kShardsParameters);
   const int replicate = given_int(flags, file, "parallelism.dp_replicate", 1);
   const int shard = given_int(flags, file, "parallelism.dp_shard", 1);
   // A dry run plans for the degrees given, not for the processes started.
@@ -273,7 +273,7 @@ int run(int argc, char** argv, bool& multi_process) {
   for (const auto& name : selection.loggers) registry.get("logger", name);
   check_backend_namespaces(flags, file, selection.backend, requested_backend);
   // Refused here, before joining the other ranks (which would wait for their timeout).
-  train::check_capabilities(registry, selection, mesh, dry_run ? world > 1 : runtime.multi_process(),
+  train::check_traits(registry, selection, mesh, dry_run ? world > 1 : runtime.multi_process(),
                             !dry_run && is_true(given(flags, file, "save_checkpoint", "true")), requested_backend);
 
   // A DeepSpeed config sets zero's options and the batch layout unless flags say otherwise.

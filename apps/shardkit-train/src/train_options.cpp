@@ -149,25 +149,25 @@ Schema build_schema(const Registry& registry, const Selection& selection) {
   return schema;
 }
 
-std::uint32_t capabilities_of(const Registry& registry, const std::string& kind, const std::string& name) {
+std::uint32_t traits_of(const Registry& registry, const std::string& kind, const std::string& name) {
   const auto* plugin = registry.find(kind, name);
-  return plugin ? plugin->descriptor->capabilities : 0;
+  return plugin ? plugin->descriptor->traits : 0;
 }
 
 namespace {
 
-/// The installed plugins of `kind` with (or without) a capability, comma-separated, for
+/// The installed plugins of `kind` with (or without) a trait, comma-separated, for
 /// messages; "" when none.
-std::string plugins_where(const Registry& registry, const std::string& kind, Capability capability, bool has) {
+std::string plugins_where(const Registry& registry, const std::string& kind, Trait trait, bool has) {
   std::string out;
   for (const auto& name : registry.names(kind))
-    if (((capabilities_of(registry, kind, name) & capability) != 0) == has) out += (out.empty() ? "" : ", ") + name;
+    if (((traits_of(registry, kind, name) & trait) != 0) == has) out += (out.empty() ? "" : ", ") + name;
   return out;
 }
 
 /// As plugins_where for backends, "none" when none.
-std::string backends_where(const Registry& registry, Capability capability, bool has) {
-  const auto names = plugins_where(registry, "backend", capability, has);
+std::string backends_where(const Registry& registry, Trait trait, bool has) {
+  const auto names = plugins_where(registry, "backend", trait, has);
   return names.empty() ? "none" : names;
 }
 
@@ -178,9 +178,9 @@ std::string resolve_backend(const std::string& requested, const MeshShape& mesh,
   if (mesh.world_size() == 1) return "single";
   if (mesh.dp_shard == 1) return "ddp";
   // LeRobot's choice for a sharded mesh is FSDP; any other sharding backend will do.
-  if (capabilities_of(registry, "backend", "fsdp") & kShardsParameters) return "fsdp";
+  if (traits_of(registry, "backend", "fsdp") & kShardsParameters) return "fsdp";
   for (const auto& name : registry.names("backend"))
-    if (capabilities_of(registry, "backend", name) & kShardsParameters) return name;
+    if (traits_of(registry, "backend", name) & kShardsParameters) return name;
   throw ConfigError("--parallelism.dp_shard=" + std::to_string(mesh.dp_shard) +
                     " shards parameters, but no installed backend shards them (installed: " +
                     backends_where(registry, kShardsParameters, false) +
@@ -188,9 +188,9 @@ std::string resolve_backend(const std::string& requested, const MeshShape& mesh,
                     "backend plugin with --plugins=PATH.so");
 }
 
-void check_capabilities(const Registry& registry, const Selection& selection, const MeshShape& mesh,
+void check_traits(const Registry& registry, const Selection& selection, const MeshShape& mesh,
                         bool multi_process, bool saves_checkpoints, const std::string& requested_backend) {
-  const auto backend = capabilities_of(registry, "backend", selection.backend);
+  const auto backend = traits_of(registry, "backend", selection.backend);
   const std::string flag = "--distributed_backend=" + selection.backend +
                            (requested_backend == "auto" ? " (from --distributed_backend=auto)" : "");
   if (multi_process && !(backend & kMultiProcess))
@@ -202,10 +202,7 @@ void check_capabilities(const Registry& registry, const Selection& selection, co
     throw ConfigError(flag + " replicates the whole model, but the mesh asks for --parallelism.dp_shard=" +
                       std::to_string(mesh.dp_shard) + "; use a backend that shards parameters (installed: " +
                       backends_where(registry, kShardsParameters, true) + ") or --parallelism.dp_shard=1");
-  if (mesh.dp_shard == 1 && (backend & kNeedsShardDegree))
-    throw ConfigError(flag + " shards parameters over --parallelism.dp_shard ranks, but dp_shard is 1; "
-                      "pass --parallelism.dp_shard=N (N > 1, or -1 for every process)");
-  const auto format = capabilities_of(registry, "checkpoint_format", selection.checkpoint_format);
+  const auto format = traits_of(registry, "checkpoint_format", selection.checkpoint_format);
   if (saves_checkpoints && (backend & kShardsParameters) && !(format & kAcceptsShardedState)) {
     const auto sharded = plugins_where(registry, "checkpoint_format", kAcceptsShardedState, true);
     throw ConfigError("--checkpoint_format=" + selection.checkpoint_format +

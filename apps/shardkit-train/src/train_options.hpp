@@ -38,8 +38,8 @@ PluginContext plugin_context(const Config& config, const Runtime& runtime, const
 /// When `only_selected_help` is set, nothing is marked inactive (used for --help).
 Schema build_schema(const Registry& registry, const Selection& selection);
 
-/// The capability bits plugin `name` of `kind` declares (0 when it is not installed).
-std::uint32_t capabilities_of(const Registry& registry, const std::string& kind, const std::string& name);
+/// The Trait bits plugin `name` of `kind` declares (0 when it is not installed).
+std::uint32_t traits_of(const Registry& registry, const std::string& kind, const std::string& name);
 
 /// Resolves distributed_backend=auto for the mesh: single for one process, ddp when
 /// nothing is sharded, fsdp otherwise (an error saying so when no installed backend shards
@@ -47,11 +47,11 @@ std::uint32_t capabilities_of(const Registry& registry, const std::string& kind,
 std::string resolve_backend(const std::string& requested, const MeshShape& mesh,
                             const Registry& registry);
 
-/// Refuses, at start-up, a selection whose plugins' capabilities cannot work together: a
-/// backend that does not shard on a sharded mesh (or one that needs a sharded mesh without
-/// it), a one-process backend under a launcher, a checkpoint format that cannot hold the
-/// sharded states of a sharding backend (when checkpoints are saved). Throws ConfigError.
-void check_capabilities(const Registry& registry, const Selection& selection, const MeshShape& mesh,
+/// Refuses, at start-up, a selection whose plugins' traits cannot work together: a backend
+/// that does not shard on a sharded mesh, a one-process backend under a launcher, a checkpoint
+/// format that cannot hold the sharded states of a sharding backend (when checkpoints are
+/// saved). Throws ConfigError.
+void check_traits(const Registry& registry, const Selection& selection, const MeshShape& mesh,
                         bool multi_process, bool saves_checkpoints, const std::string& requested_backend);
 
 /// The logger plugins --logger.type=a,b names, jsonl first and always (it writes metrics.jsonl),

@@ -5,10 +5,11 @@
 
 #include <cmath>
 
+#include "shardkit/capability.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/ledger.hpp"
 #include "shardkit/logging.hpp"
-#include "shardkit/sharding.hpp"
+#include "shardkit/sharding_report.hpp"
 
 namespace shardkit::train {
 
@@ -78,7 +79,7 @@ bool TrainStep::unscaled_gradients_finite(std::int64_t step) {
 }
 
 std::string TrainStep::unit_in_backward() const {
-  const auto* sharded = dynamic_cast<const ShardedBackend*>(&parts_.backend);
+  const auto* sharded = capability<ShardingReport>(parts_.backend);
   return sharded ? sharded->unit_in_backward() : std::string();
 }
 

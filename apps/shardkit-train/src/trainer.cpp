@@ -9,15 +9,17 @@
 #include <ctime>
 #include <filesystem>
 #include <optional>
+#include <utility>
 
+#include "shardkit/capability.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/error_text.hpp"
 #include "shardkit/files.hpp"
 #include "shardkit/ledger.hpp"
+#include "shardkit/logging.hpp"
 #include "shardkit/optimizer_preset.hpp"
 #include "shardkit/peft.hpp"
 #include "shardkit/precision.hpp"
-#include "shardkit/logging.hpp"
 #include "ledger.hpp"
 #include "base_model_record.hpp"
 #include "checkpoint_manager.hpp"
@@ -119,7 +121,7 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   }
   policy_ = registry_.create_as<Policy>("policy", selection_.policy, policy_context);
   try {
-    if (auto* normalized = dynamic_cast<NormalizedPolicy*>(policy_.get())) {
+    if (auto* normalized = capability<NormalizedPolicy>(*policy_)) {
       normalizer_ = dataset_normalizer(*dataset_, normalized->normalization_mapping());
       if (!normalizer_.stats().empty()) normalized->set_stats(normalizer_.stats());
     }
@@ -222,7 +224,7 @@ void Trainer::setup_peft() {
 }
 
 void Trainer::apply_optimizer_preset(AdamWOptions& adam) {
-  const auto* policy = dynamic_cast<const OptimizerPresetPolicy*>(policy_.get());
+  const auto* policy = capability<OptimizerPresetPolicy>(std::as_const(*policy_));
   if (!policy) return;
   const auto preset = policy->optimizer_preset();
   const auto chosen = [this](const char* key) {

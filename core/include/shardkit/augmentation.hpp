@@ -8,19 +8,21 @@
 
 namespace shardkit {
 
-/// An optional capability of a Dataset (inherit it beside Dataset; the loader finds it with
-/// dynamic_cast, so datasets without it are unchanged): random augmentation, such as LeRobot's
+/// An optional capability of a Dataset (shardkit/capability.hpp; datasets without it are
+/// unchanged): random augmentation, such as LeRobot's
 /// image transforms, that stays reproducible. The loader passes a seed that is a pure function
 /// of (run seed, epoch) (augmentation_seed); the dataset draws each sample's randomness from
 /// that seed and the sample's index alone, so a resumed run sees exactly the augmentations of
 /// the uninterrupted one, whatever the batch size, number of ranks or threads, while each epoch
 /// sees new ones. Dataset::get_batch stays the plain, unaugmented reading. Example:
 /// \code
-///   if (const auto* a = dynamic_cast<const AugmentedDataset*>(&dataset); a && a->augments())
+///   if (const auto* a = shardkit::capability<AugmentedDataset>(dataset); a && a->augments())
 ///     batch = a->get_augmented_batch(indices, augmentation_seed(seed, epoch));
 /// \endcode
 class AugmentedDataset {
  public:
+  static constexpr const char* kCapabilityName = "augmentation";
+  static constexpr std::uint32_t kCapabilityVersion = 1;
   virtual ~AugmentedDataset();
   /// Whether augmentation is switched on (when false the loader calls Dataset::get_batch).
   virtual bool augments() const = 0;

@@ -3,10 +3,11 @@
 // The llama policy has it, so that evaluation and tests read every position's logits, not only
 // the next-token logits select_action() returns:
 //
-//   if (auto* lm = dynamic_cast<shardkit::CausalLanguageModel*>(policy.get()))
+//   if (auto* lm = shardkit::capability<shardkit::CausalLanguageModel>(*policy))
 //     const auto logits = lm->logits(batch);  // (B, T, vocab)
 #pragma once
 
+#include <cstdint>
 #include <torch/types.h>
 
 #include "shardkit/policy.hpp"
@@ -15,6 +16,8 @@ namespace shardkit {
 
 class CausalLanguageModel {
  public:
+  static constexpr const char* kCapabilityName = "causal_lm";
+  static constexpr std::uint32_t kCapabilityVersion = 1;
   virtual ~CausalLanguageModel();
   /// Logits (B, T, vocab) of every position of batch["input_ids"] (B, T), with the optional
   /// batch["attention_mask"] (1 = real token, 0 = padding); position t scores token t + 1.

@@ -33,6 +33,10 @@ struct RefusedPlugin {
   std::string reason;
 };
 
+/// The names of the Trait bits in `traits` ("shards_parameters", "multi_process",
+/// "accepts_sharded_state"), in bit order; an unknown bit is named "bit N".
+std::vector<std::string> trait_names(std::uint32_t traits);
+
 /// The registry: plugins keyed by (kind, name), owned by the application. Libraries
 /// stay loaded until the registry and every object created from it are gone.
 class Registry {

@@ -1,6 +1,7 @@
 // Feature normalization by dataset statistics, with LeRobot's modes (its normalizer/unnormalizer processor steps).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -100,10 +101,12 @@ class Normalizer {
   double eps_ = 1e-8;
 };
 
-/// An optional capability of a Dataset (inherit it beside Dataset; the trainer finds it with
-/// dynamic_cast, so datasets without it are unchanged): statistics for normalization.
+/// An optional capability of a Dataset (shardkit/capability.hpp; datasets without it are
+/// unchanged): statistics for normalization.
 class DatasetStatistics {
  public:
+  static constexpr const char* kCapabilityName = "dataset_statistics";
+  static constexpr std::uint32_t kCapabilityVersion = 1;
   virtual ~DatasetStatistics();
   /// Per-feature statistics (LeRobot's meta/stats.json).
   virtual FeatureStats stats() const = 0;
@@ -111,13 +114,15 @@ class DatasetStatistics {
   virtual std::vector<std::string> cameras() const = 0;
 };
 
-/// An optional capability of a Policy (inherit it beside Policy): LeRobot's normalization.
+/// An optional capability of a Policy (shardkit/capability.hpp): LeRobot's normalization.
 /// With it, and a dataset with DatasetStatistics, the trainer normalizes every batch before
 /// forward() (targets included, so the loss is in normalized units), as LeRobot's preprocessor
 /// does, and saves LeRobot's processor files with each checkpoint. select_action() then returns
 /// normalized values (Normalizer::unnormalize inverts them).
 class NormalizedPolicy {
  public:
+  static constexpr const char* kCapabilityName = "normalization";
+  static constexpr std::uint32_t kCapabilityVersion = 1;
   virtual ~NormalizedPolicy();
   /// How each feature type is normalized (ACT: VISUAL, STATE and ACTION by MEAN_STD).
   virtual NormalizationMapping normalization_mapping() const = 0;

@@ -1,10 +1,10 @@
 // An optional capability of a Policy: its own optimizer settings, as LeRobot's training presets.
 //
 // A policy that trains best with its own learning rate, weight decay or a separate learning rate
-// for some of its parameters inherits this beside Policy (the act policy: LeRobot's
-// optimizer_lr, optimizer_weight_decay and optimizer_lr_backbone for `model.backbone.*`):
+// for some of its parameters offers this capability (the act policy: LeRobot's optimizer_lr,
+// optimizer_weight_decay and optimizer_lr_backbone for `model.backbone.*`):
 //
-//   class MyPolicy : public shardkit::Policy, public shardkit::OptimizerPresetPolicy {
+//   class MyPolicy : public shardkit::WithCapabilities<shardkit::Policy, shardkit::OptimizerPresetPolicy> {
 //     shardkit::OptimizerPreset optimizer_preset() const override {
 //       return {1e-5, 1e-4, {{"model.backbone.", 1e-5}}};
 //     }
@@ -15,6 +15,7 @@
 // way, and the scheduler scales every group alike.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,6 +37,8 @@ struct OptimizerPreset {
 
 class OptimizerPresetPolicy {
  public:
+  static constexpr const char* kCapabilityName = "optimizer_preset";
+  static constexpr std::uint32_t kCapabilityVersion = 1;
   virtual ~OptimizerPresetPolicy();
   /// Asked once, after construction, before the optimizer is built.
   virtual OptimizerPreset optimizer_preset() const = 0;

@@ -53,6 +53,8 @@ struct LoraOptions {
 /// projections), used when --peft.target_modules is not given.
 class LoraTargetsPolicy {
  public:
+  static constexpr const char* kCapabilityName = "lora_targets";
+  static constexpr std::uint32_t kCapabilityVersion = 1;
   virtual ~LoraTargetsPolicy();
   virtual std::vector<std::string> default_lora_targets() const = 0;
 };

@@ -18,6 +18,17 @@
 //   }
 //   SHARDKIT_PLUGIN(policy, tiny, "0.1.0", "A tiny example policy", kOptions, make)
 //
+// A plugin that offers optional capabilities (shardkit/capability.hpp) derives from
+// shardkit::WithCapabilities<Kind, Capability...> and names its class in SHARDKIT_PLUGIN_CLASS,
+// so that its descriptor lists them. A backend or format that declares traits (Trait) uses
+// SHARDKIT_PLUGIN_WITH_TRAITS.
+//
+// Versions: kPluginAbiVersion covers what every kind shares (this descriptor's first fields,
+// Plugin, PluginContext, Config, OptionSpec); each kind's interface has its own version
+// (kind_abi::policy, ...), so a change to one kind's interface refuses that kind's plugins
+// only; each capability has its own version too. The descriptor may grow:
+// the loader reads the fields it knows and accepts a larger struct_size.
+//
 // What may cross the boundary: the SDK's interfaces (classes with out-of-line virtual
 // destructors in core), LibTorch tensors and modules, std types (the C++ ABI is
 // checked). Exceptions thrown by a factory or an interface method are shardkit::Error
@@ -29,6 +40,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <torch/version.h>
@@ -42,11 +54,26 @@ class logger;
 
 namespace shardkit {
 
-/// Version of the plugin ABI: the descriptor layout and the SDK interfaces. Bumped on
-/// every incompatible change; the loader refuses plugins with another value.
-inline constexpr std::uint32_t kPluginAbiVersion = 6;  // 6: delta indices (policy, dataset);
+/// Version of what every plugin kind shares: the descriptor's fields up to kind_abi_version
+/// and their meaning, Plugin, PluginContext, Config and OptionSpec. Bumped on an incompatible
+/// change to those only; the loader refuses plugins with another value. A change to one kind's
+/// interface bumps that kind's version instead (kind_abi::<kind>).
+inline constexpr std::uint32_t kPluginAbiVersion = 7;  // 7: per-kind versions, capability lookup;
+                                                       // 6: delta indices (policy, dataset);
                                                        // 5: PolicyOutput::normalizer, sharding
-                                                       // engine, precision; 4: Replicas, capabilities
+                                                       // engine, precision; 4: Replicas, traits
+
+/// The version of each kind's interface: the kind's header and the SDK types it hands over. A
+/// plugin's descriptor records its kind's; the loader refuses a plugin built with another. Bump
+/// one on an incompatible change to what it covers; the other kinds' plugins keep loading.
+namespace kind_abi {
+inline constexpr std::uint32_t policy = 1;             ///< policy.hpp (Policy, Batch, PolicyOutput)
+inline constexpr std::uint32_t backend = 1;            ///< backend.hpp, sharding.hpp, precision.hpp
+inline constexpr std::uint32_t checkpoint_format = 1;  ///< checkpoint_format.hpp, sharded_state.hpp
+inline constexpr std::uint32_t dataset = 1;            ///< dataset.hpp
+inline constexpr std::uint32_t comm = 1;               ///< comm.hpp
+inline constexpr std::uint32_t logger = 1;             ///< metrics_logger.hpp
+}  // namespace kind_abi
 
 /// Name of the one symbol a plugin library exports.
 inline constexpr const char* kPluginEntrySymbol = "shardkit_plugin_entry";
@@ -56,6 +83,10 @@ inline constexpr const char* kPluginEntrySymbol = "shardkit_plugin_entry";
 class Plugin {
  public:
   virtual ~Plugin();
+  /// The object that implements capability `name` at `version`, or nullptr when this plugin
+  /// does not offer it (the default). Ask with shardkit::capability<C>(plugin); offer with
+  /// shardkit::WithCapabilities (shardkit/capability.hpp), which implements this.
+  virtual void* find_capability(std::string_view name, std::uint32_t version);
 };
 
 struct Runtime;
@@ -74,17 +105,21 @@ struct PluginContext {
   std::map<std::string, std::vector<std::int64_t>> features;
 };
 
-/// What a plugin can do, declared in its descriptor (bits of `capabilities`) so that the host
-/// refuses impossible combinations at start-up instead of failing at the first step or save.
-enum Capability : std::uint32_t {
+/// Facts about a plugin, declared in its descriptor (bits of `traits`) so that the host refuses
+/// impossible combinations at start-up instead of failing at the first step or save.
+enum Trait : std::uint32_t {
   /// backend: splits parameters over the dp_shard ranks (accepts --parallelism.dp_shard > 1).
   kShardsParameters = 1u << 0,
-  /// backend: requires --parallelism.dp_shard > 1 (a sharded mesh).
-  kNeedsShardDegree = 1u << 1,
   /// backend: runs across several processes (one without it runs one process only).
   kMultiProcess = 1u << 2,
   /// checkpoint format: saves and loads entries sharded across ranks.
   kAcceptsShardedState = 1u << 3,
+};
+
+/// One optional capability a plugin offers: its name and interface version.
+struct CapabilitySpec {
+  const char* name;
+  std::uint32_t version;
 };
 
 /// Creates the plugin's object. May throw; the host reports the plugin's name.
@@ -104,7 +139,11 @@ struct PluginDescriptor {
   const OptionSpec* options;   ///< declared options (may be nullptr when none)
   std::uint32_t num_options;
   PluginFactory factory;
-  std::uint32_t capabilities;  ///< Capability bits (0 for kinds without any)
+  std::uint32_t traits;            ///< Trait bits (0 for kinds without any)
+  std::uint32_t kind_abi_version;  ///< the kind's interface version (kind_abi::<kind>) when built
+  const CapabilitySpec* capabilities;  ///< the optional capabilities the plugin's object offers
+  std::uint32_t num_capabilities;
+  // Fields added later go below; the loader reads one only when struct_size covers it.
 };
 
 namespace detail {
@@ -133,12 +172,21 @@ typedef const shardkit::PluginDescriptor* (*shardkit_plugin_entry_fn)();
 /// Emits the plugin's entry. KIND and NAME are bare words; OPTIONS is a static array of
 /// shardkit::OptionSpec (or use SHARDKIT_PLUGIN_NO_OPTIONS); FACTORY a PluginFactory.
 #define SHARDKIT_PLUGIN(KIND, NAME, VERSION, SUMMARY, OPTIONS, FACTORY) \
-  SHARDKIT_PLUGIN_WITH_CAPABILITIES(KIND, NAME, VERSION, SUMMARY, OPTIONS, FACTORY, 0u)
+  SHARDKIT_PLUGIN_DESCRIPTOR_(KIND, NAME, VERSION, SUMMARY, OPTIONS, FACTORY, 0u, nullptr, 0u)
 
-/// As SHARDKIT_PLUGIN, with CAPABILITIES: shardkit::Capability bits or'ed together
-/// (backends and checkpoint formats; see Capability).
-#define SHARDKIT_PLUGIN_WITH_CAPABILITIES(KIND, NAME, VERSION, SUMMARY, OPTIONS, FACTORY,   \
-                                          CAPABILITIES)                                     \
+/// As SHARDKIT_PLUGIN, with TRAITS: shardkit::Trait bits or'ed together (backends and
+/// checkpoint formats; see Trait).
+#define SHARDKIT_PLUGIN_WITH_TRAITS(KIND, NAME, VERSION, SUMMARY, OPTIONS, FACTORY, TRAITS) \
+  SHARDKIT_PLUGIN_DESCRIPTOR_(KIND, NAME, VERSION, SUMMARY, OPTIONS, FACTORY, TRAITS, nullptr, 0u)
+
+/// As SHARDKIT_PLUGIN_WITH_TRAITS (TRAITS may be 0u), for a plugin whose FACTORY makes a CLASS
+/// derived from shardkit::WithCapabilities<...>: the descriptor lists the capabilities it offers.
+#define SHARDKIT_PLUGIN_CLASS(KIND, NAME, VERSION, SUMMARY, OPTIONS, FACTORY, TRAITS, CLASS)      \
+  SHARDKIT_PLUGIN_DESCRIPTOR_(KIND, NAME, VERSION, SUMMARY, OPTIONS, FACTORY, TRAITS,             \
+                              CLASS::OfferedCapabilities::specs, CLASS::OfferedCapabilities::size)
+
+#define SHARDKIT_PLUGIN_DESCRIPTOR_(KIND, NAME, VERSION, SUMMARY, OPTIONS, FACTORY, TRAITS,   \
+                                    CAPABILITIES, NUM_CAPABILITIES)                          \
   extern "C" __attribute__((visibility("default"))) const ::shardkit::PluginDescriptor*   \
   shardkit_plugin_entry() noexcept {                                                      \
     static const ::shardkit::PluginDescriptor descriptor{                                 \
@@ -154,7 +202,10 @@ typedef const shardkit::PluginDescriptor* (*shardkit_plugin_entry_fn)();
         ::shardkit::detail::option_data(OPTIONS),                                         \
         ::shardkit::detail::option_count(OPTIONS),                                        \
         FACTORY,                                                                          \
-        static_cast<std::uint32_t>(CAPABILITIES)};                                        \
+        static_cast<std::uint32_t>(TRAITS),                                               \
+        ::shardkit::kind_abi::KIND,                                                       \
+        CAPABILITIES,                                                                     \
+        static_cast<std::uint32_t>(NUM_CAPABILITIES)};                                    \
     return &descriptor;                                                                   \
   }
 

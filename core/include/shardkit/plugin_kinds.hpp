@@ -1,6 +1,7 @@
 // The plugin kinds the host knows: one table, read by the loader, the CLI and shardkit-env.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@ struct PluginKind {
   /// Where the plugin's own options live: `prefix` + (`per_name` ? name + "." : "").
   std::string prefix;
   bool per_name;
+  std::uint32_t abi_version;  ///< the kind's interface version this host was built with
   std::string option_prefix(const std::string& plugin) const {
     return per_name ? prefix + plugin + "." : prefix;
   }

@@ -19,9 +19,11 @@
 #include <vector>
 
 #include "shardkit/backend.hpp"
+#include "shardkit/capability.hpp"
 #include "shardkit/config.hpp"
 #include "shardkit/plugin.hpp"
 #include "shardkit/precision.hpp"
+#include "shardkit/sharding_report.hpp"
 
 namespace shardkit {
 
@@ -61,24 +63,14 @@ struct ShardingOptions {
   std::string option_prefix = "--accelerator.fsdp.";
 };
 
-/// Per-rank bytes of a sharded run, for the start-up plan and --dry_run.
-struct MemoryPlan {
-  std::int64_t parameters = 0;       ///< shards plus whole (ignored/persistent) parameters
-  std::int64_t gradients = 0;        ///< shard gradients plus whole ones
-  std::int64_t optimizer = 0;        ///< AdamW's two moments for what this rank steps
-  std::int64_t largest_unit = 0;     ///< the largest unit's gathered parameters
-  std::int64_t gathered_peak = 0;    ///< gathered parameters alive at once at most (estimate)
-  int units = 0;
-  std::string describe() const;      ///< one line, human units
-};
-
 /// Reads the wrap options every sharded backend declares under its namespace: `wrap_modules`
 /// (a JSON list '["Cls", ...]' or "Cls,Cls2"), `min_num_params`, `ignored_modules`, `prefetch`,
 /// into `options` (whose option_prefix names them in messages).
 void read_wrap_options(const Config& config, ShardingOptions& options);
 
-/// A Backend that runs the engine; fsdp and zero are this with their options.
-class ShardedBackend : public Backend {
+/// A Backend that runs the engine; fsdp and zero are this with their options. It offers
+/// ShardingReport (name the class in SHARDKIT_PLUGIN_CLASS).
+class ShardedBackend : public WithCapabilities<Backend, ShardingReport> {
  public:
   ShardedBackend(const PluginContext& ctx, ShardingOptions options);
   ~ShardedBackend() override;
@@ -91,11 +83,8 @@ class ShardedBackend : public Backend {
   void after_optimizer_step() override;
   void model_state(ShardedState& state) override;
   void model_state_loaded() override;
-  /// The per-rank memory plan (after setup()).
-  MemoryPlan plan() const;
-  /// The wrap unit ("model.layers.1 (LlamaDecoderLayer)") whose backward was running when an
-  /// exception left the last backward, "" when none was; forward() names its unit itself.
-  std::string unit_in_backward() const;
+  MemoryPlan plan() const override;
+  std::string unit_in_backward() const override;
 
   class Engine;  ///< defined in core
 

@@ -11,4 +11,6 @@ FormatError::~FormatError() = default;
 RuntimeError::~RuntimeError() = default;
 Plugin::~Plugin() = default;
 
+void* Plugin::find_capability(std::string_view, std::uint32_t) { return nullptr; }
+
 }  // namespace shardkit

@@ -9,6 +9,7 @@
 #include "shardkit/optimizer_preset.hpp"
 #include "shardkit/pretrained_config.hpp"
 #include "shardkit/pretrained_files.hpp"
+#include "shardkit/sharding_report.hpp"
 
 namespace shardkit {
 
@@ -21,6 +22,7 @@ PretrainedWeightsLoader::~PretrainedWeightsLoader() = default;
 PretrainedFilesWriter::~PretrainedFilesWriter() = default;
 CausalLanguageModel::~CausalLanguageModel() = default;
 OptimizerPresetPolicy::~OptimizerPresetPolicy() = default;
+ShardingReport::~ShardingReport() = default;
 MetricsLogger::~MetricsLogger() = default;
 
 void MetricsLogger::finish() {}

@@ -1,4 +1,5 @@
 // LoRA on a policy: options, target matching and freezing, PEFT's adapter_config.json, merging.
+#include "shardkit/capability.hpp"
 #include "shardkit/peft.hpp"
 
 #include <ATen/ATen.h>
@@ -111,9 +112,9 @@ LoraOptions LoraOptions::from_config(const Config& config, const std::vector<std
 }
 
 LoraOptions LoraOptions::from_config(const Config& config, const Policy& policy) {
-  const auto* targets = dynamic_cast<const LoraTargetsPolicy*>(&policy);
+  const auto* targets = capability<LoraTargetsPolicy>(policy);
   auto o = from_config(config, targets ? targets->default_lora_targets() : std::vector<std::string>{});
-  o.task_type = dynamic_cast<const CausalLanguageModel*>(&policy) != nullptr ? "CAUSAL_LM" : "";
+  o.task_type = capability<CausalLanguageModel>(policy) != nullptr ? "CAUSAL_LM" : "";
   return o;
 }
 

@@ -1,4 +1,4 @@
-// The loader's checks of a plugin descriptor: ABI version, layout, LibTorch flavour, C++ ABI, identity.
+// The loader's checks of a plugin descriptor (ABI versions, layout, LibTorch flavour, C++ ABI, identity) and its trait names.
 #include <algorithm>
 #include <string>
 
@@ -26,6 +26,29 @@ std::string joined_kinds() {
 
 DuplicatePluginError::~DuplicatePluginError() = default;
 
+}  // namespace shardkit::loader_detail
+
+namespace shardkit {
+
+std::vector<std::string> trait_names(std::uint32_t traits) {
+  std::vector<std::string> out;
+  for (std::uint32_t bit = 0; bit < 32; ++bit) {
+    const std::uint32_t mask = 1u << bit;
+    if ((traits & mask) == 0) continue;
+    switch (mask) {
+      case kShardsParameters: out.emplace_back("shards_parameters"); break;
+      case kMultiProcess: out.emplace_back("multi_process"); break;
+      case kAcceptsShardedState: out.emplace_back("accepts_sharded_state"); break;
+      default: out.push_back("bit " + std::to_string(bit));
+    }
+  }
+  return out;
+}
+
+}  // namespace shardkit
+
+namespace shardkit::loader_detail {
+
 std::string describe(const std::string& kind, const std::string& name) {
   return kind + " '" + name + "'";
 }
@@ -39,8 +62,9 @@ void check_descriptor(const PluginDescriptor* d, const std::string& file) {
     refuse(file, "incompatible plugin ABI version (plugin: " + std::to_string(d->abi_version) +
                      ", host: " + std::to_string(kPluginAbiVersion) +
                      "); rebuild the plugin against this shardkit");
-  if (d->struct_size != sizeof(PluginDescriptor))
-    refuse(file, "descriptor size differs (plugin: " + std::to_string(d->struct_size) +
+  // A larger descriptor comes from newer headers that added fields: the host reads the ones it knows.
+  if (d->struct_size < sizeof(PluginDescriptor))
+    refuse(file, "descriptor is smaller than this shardkit's (plugin: " + std::to_string(d->struct_size) +
                      " bytes, host: " + std::to_string(sizeof(PluginDescriptor)) +
                      " bytes); rebuild the plugin against this shardkit's headers");
   const std::string torch = text_or_null(d->torch_version);
@@ -62,6 +86,18 @@ void check_descriptor(const PluginDescriptor* d, const std::string& file) {
   const auto& kinds = plugin_kinds();
   if (d->kind == nullptr || std::find(kinds.begin(), kinds.end(), kind) == kinds.end())
     refuse(file, "unknown plugin kind '" + kind + "'; this shardkit knows: " + joined_kinds());
+  const PluginKind& kind_entry = *find_plugin_kind(kind);
+  if (d->kind_abi_version != kind_entry.abi_version)
+    refuse(file, "built against version " + std::to_string(d->kind_abi_version) + " of the " + kind +
+                     " interface, this shardkit has version " + std::to_string(kind_entry.abi_version) +
+                     "; rebuild the plugin against this shardkit");
+  if (d->num_capabilities > 0 && d->capabilities == nullptr)
+    refuse(file, "the descriptor lists " + std::to_string(d->num_capabilities) +
+                     " capabilities but no table of them; rebuild the plugin with SHARDKIT_PLUGIN_CLASS()");
+  for (std::uint32_t i = 0; i < d->num_capabilities; ++i)
+    if (d->capabilities[i].name == nullptr || *d->capabilities[i].name == '\0')
+      refuse(file, "capability " + std::to_string(i) + " of the descriptor has no name; rebuild the plugin "
+                   "with SHARDKIT_PLUGIN_CLASS()");
   if (d->name == nullptr || *d->name == '\0')
     refuse(file, "the " + kind + " plugin has an empty name; give SHARDKIT_PLUGIN() a NAME");
   if (d->factory == nullptr)

@@ -11,12 +11,12 @@ namespace fs = std::filesystem;
 
 const std::vector<PluginKind>& plugin_kind_table() {
   static const std::vector<PluginKind> table{
-      {"policy", "policy.type", "policy.", false},
-      {"backend", "distributed_backend", "accelerator.", true},
-      {"checkpoint_format", "checkpoint_format", "checkpoint.", true},
-      {"dataset", "dataset.type", "dataset.", false},
-      {"comm", "distributed.comm", "comm.", true},
-      {"logger", "logger.type", "logger.", true},
+      {"policy", "policy.type", "policy.", false, kind_abi::policy},
+      {"backend", "distributed_backend", "accelerator.", true, kind_abi::backend},
+      {"checkpoint_format", "checkpoint_format", "checkpoint.", true, kind_abi::checkpoint_format},
+      {"dataset", "dataset.type", "dataset.", false, kind_abi::dataset},
+      {"comm", "distributed.comm", "comm.", true, kind_abi::comm},
+      {"logger", "logger.type", "logger.", true, kind_abi::logger},
   };
   return table;
 }

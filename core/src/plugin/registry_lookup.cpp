@@ -73,6 +73,14 @@ std::shared_ptr<Plugin> Registry::create(const std::string& kind, const std::str
   if (!object)
     throw PluginError(what + " failed to start: its factory returned no object (plugin " +
                       plugin.file + ")");
+  // The descriptor's list is what shardkit-env shows and what a plugin promises: hold it to that.
+  for (std::uint32_t i = 0; i < plugin.descriptor->num_capabilities; ++i) {
+    const CapabilitySpec& spec = plugin.descriptor->capabilities[i];
+    if (object->find_capability(spec.name, spec.version) == nullptr)
+      throw PluginError(what + " lists capability " + spec.name + "/" + std::to_string(spec.version) +
+                        " in its descriptor, but its object does not offer it (plugin " + plugin.file +
+                        "); derive the class from shardkit::WithCapabilities<...> naming it");
+  }
   auto holder = std::make_shared<PluginHolder>();
   holder->library = libraries_.at(plugin.file);
   holder->object = std::move(object);

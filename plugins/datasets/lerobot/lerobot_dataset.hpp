@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <shardkit/augmentation.hpp>
+#include <shardkit/capability.hpp>
 #include <shardkit/dataset.hpp>
 #include <shardkit/normalization.hpp>
 
@@ -29,7 +30,7 @@ struct LeRobotOptions {
   ImageTransformsConfig image_transforms;  ///< LeRobot's camera augmentation (off by default)
 };
 
-class LeRobotDataset final : public Dataset, public DatasetStatistics, public AugmentedDataset {
+class LeRobotDataset final : public WithCapabilities<Dataset, DatasetStatistics, AugmentedDataset> {
  public:
   explicit LeRobotDataset(const LeRobotOptions& options);
 

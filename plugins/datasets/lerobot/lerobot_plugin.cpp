@@ -76,5 +76,6 @@ std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& ctx) {
 
 }  // namespace
 
-SHARDKIT_PLUGIN(dataset, lerobot, "0.1.0",
-                "A local LeRobot dataset (format v3.0): parquet columns, AV1/H.264 videos and PNG images", kOptions, make)
+SHARDKIT_PLUGIN_CLASS(dataset, lerobot, "0.1.0",
+                      "A local LeRobot dataset (format v3.0): parquet columns, AV1/H.264 videos and PNG images", kOptions,
+                      make, 0u, shardkit::lerobot::LeRobotDataset)

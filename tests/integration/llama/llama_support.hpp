@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "shardkit/capability.hpp"
 #include "shardkit/causal_lm.hpp"
 #include "shardkit/config.hpp"
 #include "shardkit/loader.hpp"
@@ -62,7 +63,7 @@ inline std::map<std::string, torch::Tensor> read_tensors(const std::string& path
 inline torch::Tensor shardkit_logits(Policy& policy, const std::map<std::string, torch::Tensor>& reference) {
   policy.eval();
   torch::NoGradGuard no_grad;
-  auto* lm = dynamic_cast<CausalLanguageModel*>(&policy);
+  auto* lm = shardkit::capability<CausalLanguageModel>(policy);
   REQUIRE(lm != nullptr);
   return lm->logits({{"input_ids", reference.at("input_ids")}, {"attention_mask", reference.at("attention_mask")}});
 }

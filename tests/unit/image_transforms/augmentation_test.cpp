@@ -1,17 +1,26 @@
 // LeRobot's image augmentation through the training loader: off = today's batches, on = reproducible, resumable, in [0, 1].
 #include <ATen/ATen.h>
+
 #undef CHECK
 #include <catch2/catch.hpp>
 
 #include "../../../apps/shardkit-train/src/data_loader.hpp"
 #include "../lerobot/lerobot_test_util.hpp"
 #include "shardkit/augmentation.hpp"
+#include "shardkit/capability.hpp"
 
 using namespace shardkit::test;
 using shardkit::train::DataLoader;
 using shardkit::train::DataPosition;
 
 namespace {
+
+/// The dataset's augmentation capability, which every LeRobot dataset offers.
+const shardkit::AugmentedDataset& augmentation_of(const shardkit::Dataset& dataset) {
+  const auto* augmented = shardkit::capability<shardkit::AugmentedDataset>(dataset);
+  REQUIRE(augmented != nullptr);
+  return *augmented;
+}
 
 const std::string kCamera = "observation.images.top";
 
@@ -36,7 +45,7 @@ void check_same(const shardkit::Batch& a, const shardkit::Batch& b, const std::s
 TEST_CASE("augmentation off: the loader's batches are the dataset's plain batches, bit for bit", "[image_transforms]") {
   for (const std::string variant : {"video", "image"}) {
     auto plain = open(variant, false);
-    CHECK_FALSE(dynamic_cast<const shardkit::AugmentedDataset&>(*plain).augments());
+    CHECK_FALSE(augmentation_of(*plain).augments());
     DataLoader loader(*plain, 4, 5, 0, 2);
     for (int b = 0; b < 3; ++b) {
       const auto indices = loader.peek_indices();
@@ -89,7 +98,7 @@ TEST_CASE("augmentation is a pure function of (seed, epoch, sample): same runs, 
   CHECK(straight.position().epoch == 1);
 
   // The same samples in another epoch, or under another run seed, get other augmentations.
-  const auto& augmented = dynamic_cast<const shardkit::AugmentedDataset&>(*one);
+  const auto& augmented = augmentation_of(*one);
   const std::vector<std::int64_t> indices = {3, 40, 77};
   const auto epoch0 = augmented.get_augmented_batch(indices, shardkit::augmentation_seed(11, 0)).at(kCamera);
   const auto epoch1 = augmented.get_augmented_batch(indices, shardkit::augmentation_seed(11, 1)).at(kCamera);
@@ -118,5 +127,5 @@ TEST_CASE("bad --dataset.image_transforms.* values are refused naming the flag",
   CHECK_THAT(error("image_transforms.max_num_transforms", std::int64_t{0}),
              Catch::Contains("--dataset.image_transforms.max_num_transforms=0"));
   auto none = open_lerobot({{"root", tiny_dataset("image")}});
-  CHECK_FALSE(dynamic_cast<const shardkit::AugmentedDataset&>(*none).augments());
+  CHECK_FALSE(augmentation_of(*none).augments());
 }

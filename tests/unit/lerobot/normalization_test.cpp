@@ -4,9 +4,11 @@
 #include <catch2/catch.hpp>
 
 #include <functional>
+#include <utility>
 
 #include "../../../apps/shardkit-train/src/processor_files.hpp"
 #include "lerobot_test_util.hpp"
+#include "shardkit/capability.hpp"
 #include "shardkit/files.hpp"
 #include "shardkit/normalization.hpp"
 #include "shardkit/safetensors.hpp"
@@ -22,7 +24,9 @@ const NormalizationMapping kActLike{{FeatureType::Visual, NormalizationMode::Mea
                                     {FeatureType::Action, NormalizationMode::MeanStd}};
 
 FeatureStats stats_of(const std::shared_ptr<Dataset>& dataset) {
-  return dynamic_cast<const DatasetStatistics&>(*dataset).stats();
+  const auto* statistics = shardkit::capability<DatasetStatistics>(std::as_const(*dataset));
+  REQUIRE(statistics != nullptr);
+  return statistics->stats();
 }
 
 std::string message_of(const std::function<void()>& f) {

@@ -101,3 +101,14 @@ TEST_CASE("a shardkit error from a factory passes through unchanged", "[plugin][
     CHECK(std::string(e.what()) == "--policy.fixture=bad is not allowed by the throws fixture");
   }
 }
+
+TEST_CASE("a plugin whose descriptor lists a capability its object lacks is refused at creation",
+          "[plugin][create][capability]") {
+  shardkit::Registry registry;
+  const auto& loaded = registry.load_file(fixture("false_capability"));
+  REQUIRE(loaded.descriptor->num_capabilities == 1);
+  CHECK_THROWS_AS(registry.create("policy", "false_capability", PluginContext{}), PluginError);
+  CHECK_THROWS_WITH(registry.create("policy", "false_capability", PluginContext{}),
+                    Contains("policy 'false_capability' lists capability causal_lm/1 in its descriptor, but its "
+                             "object does not offer it"));
+}

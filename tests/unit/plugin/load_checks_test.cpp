@@ -56,11 +56,27 @@ TEST_CASE("another plugin ABI version is refused with both values", "[plugin][lo
                                 "); rebuild the plugin against this shardkit");
 }
 
-TEST_CASE("another descriptor size is refused with both values", "[plugin][loader]") {
+TEST_CASE("a descriptor smaller than the host's is refused with both sizes", "[plugin][loader]") {
   const auto host = sizeof(shardkit::PluginDescriptor);
-  expect_refused("bad_struct_size", "descriptor size differs (plugin: " +
-                                        std::to_string(host + 8) +
+  expect_refused("bad_struct_size", "descriptor is smaller than this shardkit's (plugin: " +
+                                        std::to_string(host - 8) +
                                         " bytes, host: " + std::to_string(host) + " bytes)");
+}
+
+TEST_CASE("a larger descriptor (newer headers added fields) loads; the host reads the fields it knows",
+          "[plugin][loader]") {
+  shardkit::Registry registry;
+  const auto& loaded = registry.load_file(fixture("grown_descriptor"));
+  REQUIRE(loaded.descriptor != nullptr);
+  CHECK(loaded.descriptor->struct_size == sizeof(shardkit::PluginDescriptor) + 8);
+  CHECK(std::string(loaded.descriptor->name) == "grown_descriptor");
+  CHECK(loaded.descriptor->num_capabilities == 0);
+}
+
+TEST_CASE("another version of the kind's interface is refused with both versions", "[plugin][loader]") {
+  expect_refused("bad_kind_abi", "built against version 999 of the policy interface, this shardkit has "
+                                 "version " + std::to_string(shardkit::kind_abi::policy) +
+                                 "; rebuild the plugin against this shardkit");
 }
 
 TEST_CASE("another LibTorch version is refused with both versions", "[plugin][loader]") {
