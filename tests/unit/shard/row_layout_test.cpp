@@ -4,7 +4,7 @@
 
 #include <ATen/ATen.h>
 
-#include "../../../core/src/shard/unit.hpp"
+#include "../../../backends/sharding_engine/unit.hpp"
 
 using shardkit::shard::row_piece;
 

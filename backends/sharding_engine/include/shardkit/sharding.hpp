@@ -86,7 +86,7 @@ class ShardedBackend : public WithCapabilities<Backend, ShardingReport> {
   MemoryPlan plan() const override;
   std::string unit_in_backward() const override;
 
-  class Engine;  ///< defined in core
+  class Engine;  ///< defined in backends/sharding_engine/engine.hpp
 
  private:
   std::unique_ptr<Engine> engine_;

@@ -6,15 +6,6 @@
 
 namespace shardkit {
 
-std::string MemoryPlan::describe() const {
-  std::string out = "parameters " + format_bytes(parameters) + ", gradients " + format_bytes(gradients) +
-                    ", optimizer state " + format_bytes(optimizer);
-  if (units > 0)
-    out += ", gathered at most " + format_bytes(gathered_peak) + " (largest of " + std::to_string(units) +
-           " units " + format_bytes(largest_unit) + ")";
-  return out;
-}
-
 MemoryPlan ShardedBackend::Engine::plan() const {
   MemoryPlan plan;
   plan.units = static_cast<int>(units_.size());
