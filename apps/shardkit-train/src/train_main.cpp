@@ -274,7 +274,7 @@ int run(int argc, char** argv, bool& multi_process) {
   check_backend_namespaces(flags, file, selection.backend, requested_backend);
   // Refused here, before joining the other ranks (which would wait for their timeout).
   train::check_traits(registry, selection, mesh, dry_run ? world > 1 : runtime.multi_process(),
-                            !dry_run && is_true(given(flags, file, "save_checkpoint", "true")), requested_backend);
+                      !dry_run && is_true(given(flags, file, "save_checkpoint", "true")), requested_backend);
 
   // A DeepSpeed config sets zero's options and the batch layout unless flags say otherwise.
   const auto deepspeed_path = selection.backend == "zero" ? given(flags, file, "accelerator.zero.config_file", "") : "";

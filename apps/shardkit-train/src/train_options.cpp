@@ -189,7 +189,7 @@ std::string resolve_backend(const std::string& requested, const MeshShape& mesh,
 }
 
 void check_traits(const Registry& registry, const Selection& selection, const MeshShape& mesh,
-                        bool multi_process, bool saves_checkpoints, const std::string& requested_backend) {
+                  bool multi_process, bool saves_checkpoints, const std::string& requested_backend) {
   const auto backend = traits_of(registry, "backend", selection.backend);
   const std::string flag = "--distributed_backend=" + selection.backend +
                            (requested_backend == "auto" ? " (from --distributed_backend=auto)" : "");

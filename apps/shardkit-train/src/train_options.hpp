@@ -52,7 +52,7 @@ std::string resolve_backend(const std::string& requested, const MeshShape& mesh,
 /// format that cannot hold the sharded states of a sharding backend (when checkpoints are
 /// saved). Throws ConfigError.
 void check_traits(const Registry& registry, const Selection& selection, const MeshShape& mesh,
-                        bool multi_process, bool saves_checkpoints, const std::string& requested_backend);
+                  bool multi_process, bool saves_checkpoints, const std::string& requested_backend);
 
 /// The logger plugins --logger.type=a,b names, jsonl first and always (it writes metrics.jsonl),
 /// each once.
