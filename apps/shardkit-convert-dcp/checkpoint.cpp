@@ -10,7 +10,6 @@
 #include "shardkit/dcp/folder.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/files.hpp"
-#include "shardkit/peft.hpp"
 #include "shardkit/whole_state.hpp"
 
 namespace shardkit::convert {

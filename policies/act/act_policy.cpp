@@ -13,7 +13,7 @@
 #include <shardkit/error.hpp>
 #include <shardkit/normalization.hpp>
 #include <shardkit/optimizer_preset.hpp>
-#include <shardkit/peft.hpp>
+#include <shardkit/lora_targets.hpp>
 #include <shardkit/plugin.hpp>
 #include <shardkit/policy.hpp>
 #include <shardkit/pretrained_config.hpp>

@@ -13,7 +13,7 @@
 #include <shardkit/files.hpp>
 #include <shardkit/hf_folder.hpp>
 #include <shardkit/nn/lora_linear.hpp>
-#include <shardkit/peft.hpp>
+#include <shardkit/lora_targets.hpp>
 #include <shardkit/plugin.hpp>
 #include <shardkit/policy.hpp>
 #include <shardkit/pretrained_config.hpp>

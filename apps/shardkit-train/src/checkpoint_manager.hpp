@@ -18,7 +18,7 @@
 #include "shardkit/normalization.hpp"
 #include "shardkit/optim/adamw.hpp"
 #include "shardkit/optim/scheduler.hpp"
-#include "shardkit/peft.hpp"
+#include "peft.hpp"
 #include "shardkit/policy.hpp"
 
 namespace shardkit::train {

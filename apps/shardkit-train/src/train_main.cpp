@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <string_view>
+#include <vector>
 
 #include "shardkit/comma_list.hpp"
 #include "shardkit/config_resolution.hpp"
@@ -17,6 +19,7 @@
 #include "shardkit/hf_folder.hpp"
 #include "shardkit/json_text.hpp"
 #include "shardkit/logging.hpp"
+#include "shardkit/pretrained_files.hpp"
 #include "checkpoint_manifest.hpp"
 #include "adapter_start.hpp"
 #include "deepspeed_config.hpp"
@@ -91,6 +94,19 @@ void check_backend_namespaces(const RawConfig& flags, const RawConfig& file,
                         "; remove it, or select --distributed_backend=" + owner);
     }
   }
+}
+
+// The loaded policies that read a Hugging Face model folder themselves (pretrained_weights): the
+// model types shardkit supports, each trained by the policy of that name.
+std::vector<std::string> hf_folder_policies(const Registry& registry) {
+  std::vector<std::string> names;
+  for (const auto* plugin : registry.all()) {
+    const auto& d = *plugin->descriptor;
+    if (std::string_view(d.kind) != "policy") continue;
+    for (std::uint32_t i = 0; i < d.num_capabilities; ++i)
+      if (std::string_view(d.capabilities[i].name) == PretrainedWeightsLoader::kCapabilityName) names.push_back(d.name);
+  }
+  return names;
 }
 
 void drop_unselected_plugin_options(RawConfig& file, const Selection& selection) {
@@ -216,7 +232,8 @@ int run(int argc, char** argv, bool& multi_process) {
   selection.policy = given(flags, file, "policy.type", "mlp");
   if (const auto path = given(flags, file, "policy.path", "");
       !path.empty() && !registry.find("policy", selection.policy)) {
-    if (is_hf_model_folder(path)) throw ConfigError(unsupported_hf_model_message(path, hf_model_type(path)));
+    if (is_hf_model_folder(path))
+      throw ConfigError(unsupported_hf_model_message(path, hf_model_type(path), hf_folder_policies(registry)));
     throw ConfigError("--policy.path=" + path + ": this checkpoint is a '" + selection.policy +
                       "' policy, and no plugin of that name is loaded; load its plugin with "
                       "--plugins=<its .so file> or --plugin_path=<the folder holding it>");

@@ -18,7 +18,7 @@
 #include "shardkit/ledger.hpp"
 #include "shardkit/logging.hpp"
 #include "shardkit/optimizer_preset.hpp"
-#include "shardkit/peft.hpp"
+#include "peft.hpp"
 #include "shardkit/precision.hpp"
 #include "ledger.hpp"
 #include "base_model_record.hpp"

@@ -21,7 +21,7 @@
 #include "shardkit/loader.hpp"
 #include "shardkit/mesh.hpp"
 #include "shardkit/normalization.hpp"
-#include "shardkit/peft.hpp"
+#include "peft.hpp"
 #include "shardkit/optim/adamw.hpp"
 #include "shardkit/optim/scheduler.hpp"
 #include "shardkit/runtime.hpp"

@@ -12,8 +12,9 @@
 
 namespace shardkit {
 
-/// A policy that read --policy.path's weights itself while it was constructed (see
-/// shardkit/hf_folder.hpp); the trainer then loads no checkpoint for --policy.path.
+/// A policy that read --policy.path's weights itself while it was constructed (a Hugging Face
+/// model folder, as llama's); the trainer then loads no checkpoint for --policy.path, and names
+/// the policies that offer this as the model types it supports.
 class PretrainedWeightsLoader {
  public:
   static constexpr const char* kCapabilityName = "pretrained_weights";

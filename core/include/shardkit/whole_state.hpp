@@ -18,6 +18,8 @@ namespace shardkit {
 inline constexpr const char* kWholeModelFile = "pretrained_model/model.safetensors";
 inline constexpr const char* kWholeAdapterFile = "pretrained_model/adapter_model.safetensors";
 inline constexpr const char* kWholeOptimizerFile = "training_state/optimizer_state.safetensors";
+/// The prefix PEFT's saved adapters put before a base model's parameter names.
+inline constexpr const char* kPeftKeyPrefix = "base_model.model.";
 
 /// Writes the entries of `state` whose key starts with `prefix` ("model." or "optimizer.",
 /// or "" for both) as whole tensors into checkpoint folder `dir`, on rank 0 of `group` only

@@ -2,9 +2,12 @@
 #include "shardkit/backend.hpp"
 #include "shardkit/causal_lm.hpp"
 #include "shardkit/checkpoint_format.hpp"
+#include "shardkit/config.hpp"
 #include "shardkit/dataset.hpp"
 #include "shardkit/error.hpp"
+#include "shardkit/lora_targets.hpp"
 #include "shardkit/metrics_logger.hpp"
+#include "shardkit/nn/lora_capable.hpp"
 #include "shardkit/policy.hpp"
 #include "shardkit/optimizer_preset.hpp"
 #include "shardkit/pretrained_config.hpp"
@@ -24,6 +27,14 @@ CausalLanguageModel::~CausalLanguageModel() = default;
 OptimizerPresetPolicy::~OptimizerPresetPolicy() = default;
 ShardingReport::~ShardingReport() = default;
 MetricsLogger::~MetricsLogger() = default;
+LoraTargetsPolicy::~LoraTargetsPolicy() = default;
+nn::LoraCapable::~LoraCapable() = default;
+
+bool peft_enabled(const Config& config) {
+  return config.has("peft.method_type") && !config.get_string("peft.method_type").empty();
+}
+
+std::string nn::LoraCapable::lora_target_hint(const std::string&, const std::string&) const { return {}; }
 
 void MetricsLogger::finish() {}
 

@@ -11,7 +11,6 @@
 
 #include "gather_whole.hpp"
 #include "shardkit/error.hpp"
-#include "shardkit/peft.hpp"
 #include "shardkit/safetensors.hpp"
 #include "shardkit/safetensors_torch.hpp"
 

@@ -15,7 +15,7 @@
 #include "../act/act_runs.hpp"
 #include "../distributed/launch.hpp"
 #include "../llama/llama_support.hpp"
-#include "shardkit/peft.hpp"
+#include "shardkit/whole_state.hpp"  // kPeftKeyPrefix
 
 using namespace shardkit;
 using namespace shardkit::test;

@@ -11,7 +11,8 @@
 #include "../llama/llama_support.hpp"
 #include "lora_runs.hpp"
 #include "shardkit/dcp/folder.hpp"
-#include "shardkit/peft.hpp"
+#include "../../../apps/shardkit-train/src/peft.hpp"
+#include "shardkit/whole_state.hpp"  // kPeftKeyPrefix
 
 using namespace shardkit;
 using namespace shardkit::test;

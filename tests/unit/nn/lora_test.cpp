@@ -6,7 +6,7 @@
 
 #include <shardkit/error.hpp>
 #include <shardkit/nn/lora_linear.hpp>
-#include <shardkit/peft.hpp>
+#include "../../../apps/shardkit-train/src/peft.hpp"
 
 namespace {
 

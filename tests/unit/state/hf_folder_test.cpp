@@ -44,13 +44,16 @@ TEST_CASE("every tokenizer file transformers saves is listed, chat_template.jinj
 }
 
 TEST_CASE("a model type without a policy is named with the model types shardkit supports", "[state][hf_folder]") {
-  CHECK(shardkit::supported_hf_model_types() == std::vector<std::string>{"llama"});
   for (const auto* type : {"qwen2", "mistral"}) {
-    const auto message = shardkit::unsupported_hf_model_message("/models/x", type);
+    const auto message = shardkit::unsupported_hf_model_message("/models/x", type, {"llama"});
     INFO(message);
     CHECK(contains(message, "--policy.path=/models/x"));
     CHECK(contains(message, std::string("'") + type + "' model"));
     CHECK(contains(message, "the Hugging Face model types it supports are 'llama'"));
     CHECK_FALSE(contains(message, "load its plugin"));
   }
+  const auto none = shardkit::unsupported_hf_model_message("/models/x", "qwen2", {});
+  CHECK(contains(none, "the Hugging Face model types it supports are none (no loaded policy reads such a folder)"));
+  const auto two = shardkit::unsupported_hf_model_message("/models/x", "qwen2", {"llama", "mistral"});
+  CHECK(contains(two, "the Hugging Face model types it supports are 'llama', 'mistral'"));
 }

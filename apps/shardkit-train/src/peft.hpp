@@ -4,8 +4,10 @@
 // lerobot-train does with Hugging Face PEFT, and saves what `peft.PeftModel.from_pretrained`
 // reads: adapter_model.safetensors (keys "base_model.model.<parameter name>") and
 // adapter_config.json (PEFT 0.21's fields). Adapters go on the policy's LoRA-capable
-// modules: shardkit::nn::LoraLinear, and shardkit::nn::MultiheadAttention as a whole (its
-// packed q, k, v in-projection and its out_proj, as PEFT's lora.MultiheadAttention).
+// modules, those that are shardkit::nn::LoraCapable (shardkit/nn/lora_capable.hpp): the
+// policies' LoraLinear, and their MultiheadAttention as a whole (its packed q, k, v in-projection
+// and its out_proj, as PEFT's lora.MultiheadAttention). The part of the trainer that wraps a
+// policy for PEFT.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +20,7 @@
 #include <torch/nn/module.h>
 
 #include "shardkit/config.hpp"
+#include "shardkit/lora_targets.hpp"  // peft_enabled
 
 namespace shardkit {
 
@@ -47,18 +50,6 @@ struct LoraOptions {
   static LoraOptions from_config(const Config& config, const Policy& policy);
 };
 
-/// A policy that knows where LoRA adapters go by default (PEFT's per-architecture defaults,
-/// e.g. {"q_proj", "v_proj"} for Llama; for a LeRobot policy, as LeRobot's
-/// _get_default_peft_targets: the attention that predicts actions and the state and action
-/// projections), used when --peft.target_modules is not given.
-class LoraTargetsPolicy {
- public:
-  static constexpr const char* kCapabilityName = "lora_targets";
-  static constexpr std::uint32_t kCapabilityVersion = 1;
-  virtual ~LoraTargetsPolicy();
-  virtual std::vector<std::string> default_lora_targets() const = 0;
-};
-
 /// What apply_lora() did.
 struct LoraSummary {
   std::vector<std::string> adapted;     ///< modules that got adapters, in registration order
@@ -70,7 +61,7 @@ struct LoraSummary {
   std::int64_t total_numel = 0;
 };
 
-/// Enables LoRA on every LoraLinear or MultiheadAttention under `root` whose qualified name ends with
+/// Enables LoRA on every nn::LoraCapable module under `root` whose qualified name ends with
 /// a target (a whole name component), and freezes every other parameter except those under
 /// `full_training_modules`. Throws ConfigError, changing nothing, naming the LoRA-capable modules
 /// when a target matches none of them (every such target at once), naming the modules when a
@@ -78,13 +69,6 @@ struct LoraSummary {
 /// (all-linear on a policy without a LoRA-capable Linear). Call it before a backend lays the
 /// model out (frozen parameters get no gradients or optimizer state).
 LoraSummary apply_lora(torch::nn::Module& root, const LoraOptions& options);
-
-/// Whether the run trains PEFT adapters (--peft.method_type set; train_main sets it to LORA
-/// when any --peft.* option is given).
-bool peft_enabled(const Config& config);
-
-/// The prefix PEFT's saved adapters put before a base model's parameter names.
-inline constexpr const char* kPeftKeyPrefix = "base_model.model.";
 
 /// adapter_config.json as PEFT 0.21's save_pretrained writes it, for adapters `options` on the
 /// model at `base_model_name_or_path`, with `options.task_type`.

@@ -61,13 +61,11 @@ std::vector<std::string> hf_tokenizer_files(const std::string& folder);
 /// Whether a file named `name` (no folder) is one hf_tokenizer_files() lists.
 bool is_tokenizer_file(const std::string& name);
 
-/// The model_type values of Hugging Face folders that shardkit's built-in policies load
-/// (each the name of the policy that does: "llama").
-const std::vector<std::string>& supported_hf_model_types();
-
 /// The message for --policy.path=`folder`, a Hugging Face folder whose config.json says
 /// "model_type": `model_type` when no policy plugin of that name is loaded: it names the model
-/// types shardkit supports and what a user can do.
-std::string unsupported_hf_model_message(const std::string& folder, const std::string& model_type);
+/// types shardkit supports, `supported_types` (the loaded policies that read such folders), and
+/// what a user can do.
+std::string unsupported_hf_model_message(const std::string& folder, const std::string& model_type,
+                                         const std::vector<std::string>& supported_types);
 
 }  // namespace shardkit

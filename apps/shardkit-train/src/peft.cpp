@@ -1,6 +1,7 @@
 // LoRA on a policy: options, target matching and freezing, PEFT's adapter_config.json, merging.
+#include "peft.hpp"
+
 #include "shardkit/capability.hpp"
-#include "shardkit/peft.hpp"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
@@ -11,13 +12,11 @@
 #include "shardkit/comma_list.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/json_text.hpp"
-#include "shardkit/nn/attention.hpp"
-#include "shardkit/nn/lora_linear.hpp"
+#include "shardkit/lora_targets.hpp"
+#include "shardkit/nn/lora_capable.hpp"
 #include "shardkit/policy.hpp"
 
 namespace shardkit {
-
-LoraTargetsPolicy::~LoraTargetsPolicy() = default;
 
 namespace {
 
@@ -63,19 +62,15 @@ std::string json_list(const std::vector<std::string>& items) {
   return out + "]";
 }
 
-// A module that can carry adapters, found under the root: a LoraLinear or an attention.
+// A module that can carry adapters, found under the root.
 struct Capable {
   std::string name;
   std::shared_ptr<torch::nn::Module> module;
-  std::shared_ptr<nn::LoraLinearImpl> linear;               ///< set for a LoraLinear
-  std::shared_ptr<nn::MultiheadAttentionImpl> attention;    ///< set for an attention
+  std::shared_ptr<nn::LoraCapable> lora;
   /// Whether all-linear takes it: a Linear, not an attention (PEFT adapts torch's
   /// MultiheadAttention only when its module is named).
-  bool is_linear() const { return linear != nullptr; }
-  void enable(const LoraOptions& o) const {
-    if (linear) linear->enable_lora(o.r, o.lora_alpha, o.lora_dropout);
-    else nn::enable_lora(*attention, o.r, o.lora_alpha);
-  }
+  bool is_linear() const { return lora->lora_is_linear(); }
+  void enable(const LoraOptions& o) const { lora->enable_lora(o.r, o.lora_alpha, o.lora_dropout); }
 };
 
 // "the modules that can take adapters are ..." for the refusals.
@@ -84,14 +79,6 @@ std::string capable_text(const std::vector<std::string>& capable_names) {
          (capable_names.empty() ? std::string("none") : module_kinds(capable_names)) + " (" +
          std::to_string(capable_names.size()) + " modules, e.g. " +
          (capable_names.empty() ? std::string("-") : capable_names.front()) + "), or --peft.target_modules=all-linear";
-}
-
-// The names a user reaches for when the attention is torch's MultiheadAttention (LeRobot's ACT),
-// which has no q/k/v modules and whose out_proj PEFT can only adapt through the attention.
-bool names_a_packed_projection(const std::string& target) {
-  const auto last = last_component(target);
-  return last == "q_proj" || last == "k_proj" || last == "v_proj" || last == "in_proj" || last == "in_proj_weight" ||
-         last == "out_proj";
 }
 
 }  // namespace
@@ -118,22 +105,14 @@ LoraOptions LoraOptions::from_config(const Config& config, const Policy& policy)
   return o;
 }
 
-bool peft_enabled(const Config& config) {
-  return config.has("peft.method_type") && !config.get_string("peft.method_type").empty();
-}
-
 LoraSummary apply_lora(torch::nn::Module& root, const LoraOptions& options) {
   std::vector<Capable> capable;
   std::vector<std::string> all_modules, capable_names;
-  bool has_attention = false;
   for (const auto& item : root.named_modules("", /*include_self=*/false)) {
     all_modules.push_back(item.key());
-    auto linear = std::dynamic_pointer_cast<nn::LoraLinearImpl>(item.value());
-    auto attention = std::dynamic_pointer_cast<nn::MultiheadAttentionImpl>(item.value());
-    if (linear || attention) {
-      capable.push_back({item.key(), item.value(), linear, attention});
+    if (auto lora = std::dynamic_pointer_cast<nn::LoraCapable>(item.value())) {
+      capable.push_back({item.key(), item.value(), std::move(lora)});
       capable_names.push_back(item.key());
-      has_attention = has_attention || attention != nullptr;
     }
   }
   const bool all_linear =
@@ -144,7 +123,7 @@ LoraSummary apply_lora(torch::nn::Module& root, const LoraOptions& options) {
   if (options.r < 1) throw ConfigError("--peft.r=" + std::to_string(options.r) + ": the LoRA rank must be at least 1");
   if (!all_linear) {
     std::vector<std::string> problems;
-    bool packed_hint = false;
+    std::string hint;  // the first a module gives for a target it holds a part of
     for (const auto& target : options.target_modules) {
       if (std::any_of(capable_names.begin(), capable_names.end(), [&](const auto& n) { return matches(n, target); }))
         continue;
@@ -152,19 +131,13 @@ LoraSummary apply_lora(torch::nn::Module& root, const LoraOptions& options) {
       problems.push_back("'" + target + "' " +
                          (elsewhere ? std::string("names modules that cannot carry LoRA adapters")
                                     : std::string("matches no module of the policy")));
-      packed_hint = packed_hint || (has_attention && names_a_packed_projection(target));
-    }
-    if (!problems.empty()) {
-      std::string hint;
-      if (packed_hint) {
-        const auto attention = std::find_if(capable.begin(), capable.end(), [](const Capable& c) { return !c.is_linear(); });
-        hint = ". The attention here is torch's nn.MultiheadAttention (as in LeRobot's ACT): q, k and v are packed in "
-               "one in_proj_weight and out_proj's own forward is never called, so PEFT adapts such an attention only "
-               "whole; name the attention module (e.g. '" + last_component(attention->name) +
-               "') to put adapters on its in-projection and out_proj";
+      for (const auto& c : capable) {
+        if (!hint.empty()) break;
+        if (auto sentence = c.lora->lora_target_hint(target, c.name); !sentence.empty()) hint = ". " + sentence;
       }
-      throw ConfigError(targets_flag + ": " + joined(problems, ", ") + "; " + capable_text(capable_names) + hint);
     }
+    if (!problems.empty())
+      throw ConfigError(targets_flag + ": " + joined(problems, ", ") + "; " + capable_text(capable_names) + hint);
   }
   for (const auto& target : options.full_training_modules)
     if (!std::any_of(all_modules.begin(), all_modules.end(), [&](const auto& n) { return matches(n, target); }))

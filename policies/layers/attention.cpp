@@ -85,6 +85,27 @@ void enable_lora(MultiheadAttentionImpl& attention, std::int64_t r, double alpha
   if (attention.out_proj->bias.defined()) attention.out_proj->bias.set_requires_grad(false);
 }
 
+void MultiheadAttentionImpl::enable_lora(std::int64_t r, double alpha, double /*dropout*/) {
+  shardkit::nn::enable_lora(*this, r, alpha);
+}
+
+std::string MultiheadAttentionImpl::lora_target_hint(const std::string& target, const std::string& module_name) const {
+  const auto last = [](const std::string& name) {
+    const auto dot = name.rfind('.');
+    return dot == std::string::npos ? name : name.substr(dot + 1);
+  };
+  // The names a user reaches for, which torch's MultiheadAttention has no modules for: q, k and v
+  // are packed, and out_proj's own forward is never called.
+  const auto part = last(target);
+  if (part != "q_proj" && part != "k_proj" && part != "v_proj" && part != "in_proj" && part != "in_proj_weight" &&
+      part != "out_proj")
+    return {};
+  return "The attention here is torch's nn.MultiheadAttention (as in LeRobot's ACT): q, k and v are packed in "
+         "one in_proj_weight and out_proj's own forward is never called, so PEFT adapts such an attention only "
+         "whole; name the attention module (e.g. '" + last(module_name) +
+         "') to put adapters on its in-projection and out_proj";
+}
+
 std::optional<AttentionLora> lora_of(const MultiheadAttentionImpl& attention) {
   const auto children = attention.named_children();
   const auto* base = children.find("base_layer");

@@ -17,8 +17,8 @@
 // the weights for each forward (in_proj_weight + B A * alpha / r, and out_proj's likewise), as
 // PEFT merges them around torch's forward, so the adapters take no dropout (PEFT's lora_dropout
 // has no effect there either). The base parameters keep torch's names. The adapters live only as
-// registered submodules (free functions below), so the class's layout, and the plugin ABI,
-// are those of a MultiheadAttention without LoRA.
+// registered submodules (free functions below), so the class's layout is that of a
+// MultiheadAttention without LoRA.
 #pragma once
 
 #include <torch/nn/cloneable.h>
@@ -27,10 +27,13 @@
 #include <torch/types.h>
 
 #include <optional>
+#include <string>
+
+#include "shardkit/nn/lora_capable.hpp"
 
 namespace shardkit::nn {
 
-class MultiheadAttentionImpl : public torch::nn::Cloneable<MultiheadAttentionImpl> {
+class MultiheadAttentionImpl : public torch::nn::Cloneable<MultiheadAttentionImpl>, public LoraCapable {
  public:
   /// `embed_dim` must be a multiple of `num_heads`; `dropout` is on the attention probabilities.
   MultiheadAttentionImpl(std::int64_t embed_dim, std::int64_t num_heads, double dropout = 0.0);
@@ -39,6 +42,14 @@ class MultiheadAttentionImpl : public torch::nn::Cloneable<MultiheadAttentionImp
   /// undefined. Returns (T, B, E).
   torch::Tensor forward(const torch::Tensor& query, const torch::Tensor& key, const torch::Tensor& value,
                         const torch::Tensor& key_padding_mask = {});
+
+  /// LoraCapable: enable_lora(*this, r, alpha) below (`dropout` has no effect: the adapters are
+  /// folded into the weights, as PEFT's are); an attention, adapted only when named.
+  void enable_lora(std::int64_t r, double alpha, double dropout) override;
+  bool lora_is_linear() const override { return false; }
+  /// For a target naming q_proj, k_proj, v_proj, in_proj(_weight) or out_proj: why such a part
+  /// cannot be adapted alone, and that the attention `module_name` can be named instead.
+  std::string lora_target_hint(const std::string& target, const std::string& module_name) const override;
 
   torch::Tensor in_proj_weight, in_proj_bias;
   torch::nn::Linear out_proj{nullptr};

@@ -162,16 +162,13 @@ std::vector<std::string> hf_tokenizer_files(const std::string& folder) {
   return present;
 }
 
-const std::vector<std::string>& supported_hf_model_types() {
-  static const std::vector<std::string> types = {"llama"};
-  return types;
-}
-
-std::string unsupported_hf_model_message(const std::string& folder, const std::string& model_type) {
+std::string unsupported_hf_model_message(const std::string& folder, const std::string& model_type,
+                                         const std::vector<std::string>& supported_types) {
   std::string types;
-  for (const auto& t : supported_hf_model_types()) types += (types.empty() ? "'" : ", '") + t + "'";
+  for (const auto& t : supported_types) types += (types.empty() ? "'" : ", '") + t + "'";
   return "--policy.path=" + folder + " holds a '" + model_type + "' model (config.json's model_type), and shardkit " +
-         "has no policy for it: the Hugging Face model types it supports are " + types +
+         "has no policy for it: the Hugging Face model types it supports are " +
+         (types.empty() ? std::string("none (no loaded policy reads such a folder)") : types) +
          " (each trained by the policy of that name); use a model of a supported type, or write a policy plugin "
          "named '" + model_type + "' (docs/plugins.md)";
 }

@@ -9,10 +9,11 @@
 //   base(x) + lora_B(lora_A(dropout(x))) * (lora_alpha / r)
 //
 //   auto proj = register_module("q_proj", shardkit::nn::LoraLinear(64, 64, /*bias=*/false));
-//   proj->enable_lora(16, 8.0, 0.0);  // usually through shardkit::apply_lora()
+//   proj->enable_lora(16, 8.0, 0.0);  // usually through the trainer's --peft.* options
 //
-// shardkit::nn::MultiheadAttention (attention.hpp) is the other layer shardkit::apply_lora() adapts:
-// PEFT's lora.MultiheadAttention, adapters on its packed in-projection and its out_proj.
+// LoraLinear and shardkit::nn::MultiheadAttention (attention.hpp; PEFT's lora.MultiheadAttention,
+// adapters on its packed in-projection and its out_proj) are shardkit::nn::LoraCapable: that is
+// how a run with --peft.* options finds them.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,8 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
+
+#include "shardkit/nn/lora_capable.hpp"
 
 namespace shardkit::nn {
 
@@ -36,7 +39,7 @@ struct LoraPair {
 LoraPair register_lora_pair(torch::nn::Module& owner, std::int64_t in_features, std::int64_t out_features,
                             std::int64_t r, const torch::TensorOptions& like);
 
-class LoraLinearImpl : public torch::nn::Module {
+class LoraLinearImpl : public torch::nn::Module, public LoraCapable {
  public:
   /// Weight (out, in) and, with `bias`, bias (out), initialised as torch::nn::Linear's.
   LoraLinearImpl(std::int64_t in_features, std::int64_t out_features, bool bias);
@@ -44,7 +47,9 @@ class LoraLinearImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x);
   /// Adds the adapter (rank `r`, scaling `alpha` / `r`, dropout probability `dropout` on its
   /// input in training) and freezes weight and bias. Throws RuntimeError when called twice.
-  void enable_lora(std::int64_t r, double alpha, double dropout);
+  void enable_lora(std::int64_t r, double alpha, double dropout) override;
+  /// A linear map: --peft.target_modules=all-linear adapts it.
+  bool lora_is_linear() const override { return true; }
   /// Whether enable_lora() was called.
   bool lora_enabled() const { return !lora_A.is_empty(); }
   /// lora_alpha / r (0 without LoRA).
