@@ -21,6 +21,7 @@ shardkit::ShardingOptions options_from(const shardkit::PluginContext& ctx) {
   o.reshard_after_forward = ctx.options.get_bool("reshard_after_forward");
   shardkit::read_wrap_options(ctx.options, o);
   shardkit::PrecisionFields fields;
+  fields.prefix = "--accelerator.fsdp.mixed_precision_policy.";
   fields.param_dtype = ctx.options.get_string("mixed_precision_policy.param_dtype");
   fields.reduce_dtype = ctx.options.get_string("mixed_precision_policy.reduce_dtype");
   fields.output_dtype = ctx.options.get_string("mixed_precision_policy.output_dtype");

@@ -13,13 +13,13 @@
 #include "shardkit/capability.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/files.hpp"
+#include "shardkit/gather_whole.hpp"
 #include "shardkit/ledger.hpp"
 #include "shardkit/logging.hpp"
 #include "shardkit/pretrained_config.hpp"
 #include "shardkit/pretrained_files.hpp"
 #include "shardkit/safetensors.hpp"
 #include "shardkit/safetensors_torch.hpp"
-#include "state/gather_whole.hpp"  // a core internal the trainer still reaches into
 
 namespace shardkit::train {
 namespace fs = std::filesystem;

@@ -16,8 +16,8 @@
 #include "shardkit/backend.hpp"
 #include "shardkit/mesh.hpp"
 #include "shardkit/normalization.hpp"
-#include "shardkit/optim/adamw.hpp"
-#include "shardkit/optim/scheduler.hpp"
+#include "adamw.hpp"
+#include "scheduler.hpp"
 #include "peft.hpp"
 #include "shardkit/policy.hpp"
 

@@ -11,8 +11,8 @@
 #include "shardkit/backend.hpp"
 #include "shardkit/comm.hpp"
 #include "shardkit/error_text.hpp"
-#include "shardkit/optim/adamw.hpp"
-#include "shardkit/optim/scheduler.hpp"
+#include "adamw.hpp"
+#include "scheduler.hpp"
 #include "shardkit/policy.hpp"
 #include "step_loss.hpp"
 

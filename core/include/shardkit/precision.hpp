@@ -28,11 +28,12 @@ struct PrecisionPolicy {
   std::string describe() const;
 };
 
-/// FSDP's mixed-precision policy fields as given ("" = unset), and the flag prefix for messages.
+/// FSDP's mixed-precision policy fields as given ("" = unset), and the flag prefix that messages
+/// put before a field's name (the backend's, e.g. "--accelerator.<backend>.mixed_precision_policy.").
 struct PrecisionFields {
   std::string param_dtype, reduce_dtype, output_dtype;
   bool cast_forward_inputs = true;
-  std::string prefix = "--accelerator.fsdp.mixed_precision_policy.";
+  std::string prefix;
 };
 
 /// LeRobot's rules: once any dtype field is set the policy is built from the fields only and

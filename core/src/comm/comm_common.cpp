@@ -67,7 +67,6 @@ CommInit CommInit::from_runtime(const Runtime& runtime, double timeout_s) {
   init.use_agent_store = runtime.use_agent_store;
   init.restart_count = runtime.restart_count;
   init.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000.0));
-  if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME")) init.socket_ifname = ifname;
   init.device = runtime.device;
   return init;
 }

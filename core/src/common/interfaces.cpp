@@ -44,7 +44,7 @@ void Dataset::set_delta_indices(const DeltaIndices& deltas) {
   if (deltas.empty()) return;
   throw ConfigError("the policy reads feature '" + deltas.begin()->first +
                     "' at other frames than the current one, and this dataset has no frames in time; "
-                    "train it on a --dataset.type that has (lerobot)");
+                    "train it on a --dataset.type whose samples are frames in time");
 }
 
 std::int64_t feature_numel(const PluginContext& ctx, const std::string& feature,

@@ -29,7 +29,7 @@ bool valid_key(const std::string& key) {
 
 [[noreturn]] void malformed(const std::string& arg, const std::string& why) {
   throw ConfigError("malformed argument '" + arg + "': " + why +
-                    "; options are written --key=value or --key value (e.g. --steps=100 or --policy.type act)");
+                    "; options are written --key=value or --key value (e.g. --steps=100 or --output_dir out)");
 }
 
 /// Whether `arg` can be the value of the flag before it (`--steps 10`, as argparse and

@@ -115,7 +115,7 @@ NormalizationMapping parse_normalization_mapping(const std::string& text, const 
         if (value.as_string() == normalization_mode_name(m)) mode = m;
     if (!mode)
       throw ConfigError(flag + ": feature type " + std::string(key) + " has the mode " +
-                        boost::json::serialize(value) + ", which is none of LeRobot's" + usage);
+                        boost::json::serialize(value) + ", which is none of the normalization modes" + usage);
     mapping[*type] = *mode;
   }
   return mapping;

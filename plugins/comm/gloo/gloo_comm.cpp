@@ -3,6 +3,9 @@
 
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 
+#include <cstdlib>
+#include <string>
+
 #include <shardkit/comm_support.hpp>
 #include <shardkit/error.hpp>
 
@@ -36,7 +39,12 @@ c10::intrusive_ptr<c10d::Backend> GlooComm::make_backend(
     const std::shared_ptr<c10d_common::C10dStore>& store, int rank, int size) {
   const auto& init = init_options();
   // One device (listening address) per process, created when the first group needs it.
-  if (!device_) device_ = make_device(init.socket_ifname, init.master_addr, init.master_port, log());
+  if (!device_) {
+    // The interface: the one the host program set, else GLOO_SOCKET_IFNAME (as PyTorch's).
+    std::string ifname = init.socket_ifname;
+    if (const char* env = std::getenv("GLOO_SOCKET_IFNAME"); ifname.empty() && env) ifname = env;
+    device_ = make_device(ifname, init.master_addr, init.master_port, log());
+  }
   auto options = c10d::ProcessGroupGloo::Options::create(init.timeout);
   options->devices.push_back(device_);
   try {

@@ -22,7 +22,7 @@ TEST_CASE("comm names and store keys", "[comm]") {
   done->wait();
 }
 
-TEST_CASE("CommInit copies the runtime and reads GLOO_SOCKET_IFNAME", "[comm]") {
+TEST_CASE("CommInit copies the runtime and leaves the socket interface to the transport", "[comm]") {
   Runtime runtime;
   runtime.rank = 3;
   runtime.world_size = 8;
@@ -40,8 +40,7 @@ TEST_CASE("CommInit copies the runtime and reads GLOO_SOCKET_IFNAME", "[comm]") 
   CHECK(init.use_agent_store);
   CHECK(init.restart_count == 2);
   CHECK(init.timeout == std::chrono::milliseconds(2500));
-  CHECK(init.socket_ifname == "eth7");
-  CHECK(CommInit::from_runtime(runtime, 1).socket_ifname.empty());
+  CHECK(init.socket_ifname.empty());  // gloo reads GLOO_SOCKET_IFNAME itself
 }
 
 TEST_CASE("a local group is the identity and copies gathers", "[comm]") {

@@ -137,3 +137,24 @@ TEST_CASE("a failing peer's error carries the launcher's report", "[comm][gloo]"
   CHECK(contains(outcome.output.at(0), "gloo all_reduce on group 'world' (rank 0 of 2) failed: "));
   CHECK(contains(outcome.output.at(0), "; the launcher reports: " + report));
 }
+
+TEST_CASE("gloo binds to the interface GLOO_SOCKET_IFNAME names", "[comm][gloo]") {
+  // Each rank creates gloo's device when it makes the world group: an interface that does not
+  // exist fails there, named; the loopback interface works.
+  WorkerRun run;
+  run.world_size = 2;
+  run.scenario = "init";
+  run.args = {"--timeout=10"};
+  run.env = {{"GLOO_SOCKET_IFNAME", "nosuchif0"}};
+  auto outcome = run_workers(run);
+  INFO(outcome.all_output());
+  for (const int rank : {0, 1}) {
+    CHECK(outcome.exit_code.at(rank) == 1);
+    CHECK(contains(outcome.output.at(rank), "on GLOO_SOCKET_IFNAME=nosuchif0"));
+  }
+  run.env = {{"GLOO_SOCKET_IFNAME", "lo"}};
+  outcome = run_workers(run);
+  INFO(outcome.all_output());
+  CHECK(outcome.exit_code.at(0) == 0);
+  CHECK(outcome.exit_code.at(1) == 0);
+}

@@ -5,9 +5,9 @@
 
 #include <cmath>
 
-#include <shardkit/optim/adamw.hpp>
+#include "../../../apps/shardkit-train/src/adamw.hpp"
 #include <shardkit/optim/grad_clip.hpp>
-#include <shardkit/optim/scheduler.hpp>
+#include "../../../apps/shardkit-train/src/scheduler.hpp"
 
 TEST_CASE("AdamW matches torch::optim::AdamW step for step", "[optim]") {
   torch::manual_seed(3);

@@ -1,6 +1,6 @@
 // AdamW with name-keyed state: the arithmetic of torch.optim.AdamW, through PyTorch's fused kernel
 // (torch.optim.AdamW(fused=True)) for contiguous float parameters.
-#include "shardkit/optim/adamw.hpp"
+#include "adamw.hpp"
 
 #include <ATen/ops/_fused_adamw.h>
 

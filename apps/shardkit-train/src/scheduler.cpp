@@ -1,5 +1,5 @@
 // Learning-rate schedules with LeRobot's warmup and cosine-decay formulas.
-#include "shardkit/optim/scheduler.hpp"
+#include "scheduler.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // Whole tensors from sharded boxes: box metadata exchanged once, data all-gathered per entry.
-#include "gather_whole.hpp"
+#include "shardkit/gather_whole.hpp"
 
 #include <sstream>
 

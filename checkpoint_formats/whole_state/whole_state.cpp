@@ -9,7 +9,7 @@
 #include <map>
 #include <memory>
 
-#include "gather_whole.hpp"
+#include "shardkit/gather_whole.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/safetensors.hpp"
 #include "shardkit/safetensors_torch.hpp"
