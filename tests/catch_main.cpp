@@ -4,4 +4,12 @@
 
 #include "skip.hpp"
 
-int main(int argc, char** argv) { return shardkit::test::exit_status(Catch::Session().run(argc, argv)); }
+int main(int argc, char** argv) {
+  Catch::Session session;
+  if (const int status = session.applyCommandLine(argc, argv); status != 0) return status;
+  const auto& config = session.configData();
+  // A listing returns how many things it listed: not a failure count.
+  const bool listing = config.listTests || config.listTestNamesOnly || config.listTags || config.listReporters;
+  const int result = session.run();
+  return listing ? 0 : shardkit::test::exit_status(result);
+}

@@ -1,5 +1,6 @@
 // A PEFT run's base model record: the base's weight files with sizes and checksums, and how they changed.
 #include "base_model_record.hpp"
+#include "elapsed.hpp"
 
 #include <boost/json.hpp>
 
@@ -129,7 +130,7 @@ std::string base_model_record_at_start(CommGroup& world, const std::string& base
     return "";
   });
   logger()->debug("base model {}: recorded or checked in {:.2f} s", base,
-                  std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+                  seconds_since(started));
   return recorded;
 }
 

@@ -1,5 +1,6 @@
 // The CheckpointManager: the run's side of a checkpoint; the Checkpointer writes and reads the folders.
 #include "checkpoint_manager.hpp"
+#include "elapsed.hpp"
 
 #include <torch/torch.h>
 
@@ -24,12 +25,6 @@
 namespace shardkit::train {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-namespace {
-
-double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-}  // namespace
 
 CheckpointManager::CheckpointManager(const Registry& registry, const Config& config, const Provenance& provenance,
                                      const Runtime& runtime, DeviceMesh& mesh, CheckpointedParts parts,

@@ -15,6 +15,7 @@
 
 #include "checkpoint_io.hpp"
 #include "shardkit/error.hpp"
+#include "shardkit/publish_file.hpp"
 #include "shardkit/files.hpp"
 
 namespace shardkit::train {
@@ -55,12 +56,7 @@ void replace_manifest(const std::string& dir, json::object files) {
   manifest["kind"] = kKind;
   manifest["version"] = 1;
   manifest["files"] = std::move(files);
-  const auto tmp = (fs::path(dir) / (std::string(kManifestFile) + ".tmp")).string();
-  write_text_file(tmp, json::serialize(manifest) + "\n");
-  std::error_code ec;
-  fs::rename(tmp, fs::path(dir) / kManifestFile, ec);
-  if (ec) throw FormatError("cannot write the manifest of " + dir + ": " + ec.message());
-  sync_directory(dir);
+  publish_text_file((fs::path(dir) / kManifestFile).string(), json::serialize(manifest) + "\n");
 }
 
 /// The "files" object of the manifest at `path`; FormatError naming the file when it cannot be

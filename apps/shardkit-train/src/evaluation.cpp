@@ -1,5 +1,6 @@
 // Evaluation on a validation dataset: the mean loss over every full batch of it, across ranks.
 #include "evaluation.hpp"
+#include "elapsed.hpp"
 
 #include <torch/torch.h>
 
@@ -72,7 +73,7 @@ std::map<std::string, double> Evaluation::run(std::int64_t step, Backend& backen
   logger()->info("evaluation at step {}: loss {:.5g} | perplexity {:.5g} | {} samples{} in {:.1f} s", step,
                  result.loss, std::exp(result.loss), result.samples,
                  result.left_out ? fmt::format(" ({} of the last partial batch left out)", result.left_out) : "",
-                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+                 seconds_since(t0));
   return {{"eval_loss", result.loss}, {"eval_perplexity", std::exp(result.loss)}};
 }
 

@@ -1,5 +1,6 @@
 // The metrics processor: per-step values -> the window -> reduced values -> loggers.
 #include "metrics_processor.hpp"
+#include "elapsed.hpp"
 
 #include <torch/torch.h>
 
@@ -11,12 +12,6 @@
 #include "shardkit/logging.hpp"
 
 namespace shardkit::train {
-namespace {
-
-double seconds(MetricsProcessor::Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-}  // namespace
-
 std::optional<std::int64_t> batch_tokens(const Batch& batch) {
   if (!batch.count("input_ids")) return std::nullopt;
   if (const auto mask = batch.find("attention_mask"); mask != batch.end())

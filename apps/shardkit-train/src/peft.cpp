@@ -12,6 +12,7 @@
 #include "shardkit/comma_list.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/json_text.hpp"
+#include "shardkit/logging.hpp"
 #include "shardkit/lora_targets.hpp"
 #include "shardkit/nn/lora_capable.hpp"
 #include "shardkit/policy.hpp"
@@ -184,6 +185,20 @@ LoraSummary apply_lora(torch::nn::Module& root, const LoraOptions& options) {
     summary.trainable_numel += item.value().numel();
   }
   return summary;
+}
+
+PeftSetup setup_peft(const Config& config, Policy& policy) {
+  PeftSetup setup{LoraOptions::from_config(config, policy), {}};
+  setup.summary = apply_lora(policy, setup.options);
+  const auto& o = setup.options;
+  const auto& summary = setup.summary;
+  logger()->info("LoRA: {} trainable parameters of {} ({:.4f}%): r {}, lora_alpha {:g}, dropout {:g} on {} modules "
+                 "({}){}", summary.trainable_numel, summary.total_numel,
+                 100.0 * static_cast<double>(summary.trainable_numel) /
+                     static_cast<double>(std::max<std::int64_t>(1, summary.total_numel)),
+                 o.r, o.lora_alpha, o.lora_dropout, summary.adapted.size(), joined(o.target_modules, ","),
+                 o.full_training_modules.empty() ? "" : "; trained whole: " + joined(o.full_training_modules, ","));
+  return setup;
 }
 
 std::string adapter_config_json(const LoraOptions& o, const std::string& base_model_name_or_path) {

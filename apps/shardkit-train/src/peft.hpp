@@ -70,6 +70,17 @@ struct LoraSummary {
 /// model out (frozen parameters get no gradients or optimizer state).
 LoraSummary apply_lora(torch::nn::Module& root, const LoraOptions& options);
 
+/// A PEFT run's adapters on its policy: what the options asked and what apply_lora() did.
+struct PeftSetup {
+  LoraOptions options;
+  LoraSummary summary;
+};
+
+/// The trainer's PEFT component: --peft.* options (with `policy`'s default targets and task
+/// type) applied to `policy` by apply_lora(), and logged with the counts of what is trained.
+/// Call it before a backend lays the model out.
+PeftSetup setup_peft(const Config& config, Policy& policy);
+
 /// adapter_config.json as PEFT 0.21's save_pretrained writes it, for adapters `options` on the
 /// model at `base_model_name_or_path`, with `options.task_type`.
 std::string adapter_config_json(const LoraOptions& options, const std::string& base_model_name_or_path);

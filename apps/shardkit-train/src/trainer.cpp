@@ -1,5 +1,6 @@
 // The training run: setup from the configuration, the loop, checkpoints, resume.
 #include "trainer.hpp"
+#include "elapsed.hpp"
 #include "tensor_memory.hpp"
 
 #include <torch/torch.h>
@@ -26,9 +27,11 @@
 #include "checkpoint_manifest.hpp"
 #include "evaluation.hpp"
 #include "malloc_tuning.hpp"
+#include "optimizer_setup.hpp"
 #include "preemption.hpp"
 #include "processor_files.hpp"  // dataset_normalizer
 #include "rank_agreement.hpp"
+#include "run_folder.hpp"
 #include "saved_policy_files.hpp"
 #include "train_step.hpp"
 #include "wrap_check.hpp"
@@ -36,38 +39,6 @@
 namespace shardkit::train {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-namespace {
-
-std::string default_output_dir(const std::string& job_name) {
-  const std::time_t now = std::time(nullptr);
-  char date[32], time[32];
-  std::strftime(date, sizeof(date), "%Y-%m-%d", std::localtime(&now));
-  std::strftime(time, sizeof(time), "%H-%M-%S", std::localtime(&now));
-  return "outputs/train/" + std::string(date) + "/" + time + "_" + job_name;
-}
-
-double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-/// The options naming files and folders that a resume reads again (the base model, the
-/// adapter, the data), made absolute in the run's configuration, and so in train_config.json:
-/// a run resumes from any working directory. Values that name nothing here stay as given.
-void make_paths_absolute(Config& config, Provenance& provenance) {
-  for (const auto* key : {"policy.path", "peft.adapter_path", "dataset.path", "dataset.validation_path",
-                          "dataset.root", "accelerator.zero.config_file"}) {
-    if (!config.has(key)) continue;
-    const auto given = config.get_string(key);
-    std::error_code ec;
-    if (given.empty() || fs::path(given).is_absolute() || !fs::exists(given, ec)) continue;
-    auto absolute = fs::absolute(given, ec).lexically_normal();
-    if (ec) continue;
-    if (absolute.filename().empty()) absolute = absolute.parent_path();
-    config.set(key, absolute.string());
-    provenance.add_note(key, "stored absolute; given as " + given);
-  }
-}
-
-}  // namespace
 
 Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime,
                  const Selection& selection, const MeshShape& mesh, std::string resume_dir,
@@ -90,7 +61,8 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   output_dir_ = config_.get_string("output_dir");
   if (output_dir_.empty()) {
     // The default folder is named after the clock: rank 0's name for everyone.
-    output_dir_ = from_rank0(mesh_->world(), default_output_dir(config_.get_string("job_name")));
+    output_dir_ =
+        from_rank0(mesh_->world(), default_output_dir(config_.get_string("job_name"), std::time(nullptr)));
     config_.set("output_dir", output_dir_);
   }
   check_same_config(mesh_->world(), config_);
@@ -99,7 +71,7 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   if (runtime_.is_main())
     for (const auto& line : remove_unfinished_saves((fs::path(output_dir_) / "checkpoints").string()))
       log->info("{}", line);
-  agree_on_output_dir(resume_dir);
+  agree_on_start(mesh_->world(), output_dir_, runtime_.restart_count, resume_dir);
   // A PEFT run's checkpoints need its base again: they record it, and a resume checks it.
   if (peft_enabled(config_) && !config_.get_string("policy.path").empty())  // else refused with the PEFT options
     base_record_ = base_model_record_at_start(mesh_->world(), config_.get_string("policy.path"), resume_dir);
@@ -136,7 +108,11 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   }
   // Adapters go on before the backend lays the model out: frozen parameters get no gradients,
   // no gradient sync and no optimizer state.
-  if (peft_enabled(config_)) setup_peft();
+  if (peft_enabled(config_)) {
+    auto peft = setup_peft(config_, *policy_);
+    lora_ = std::move(peft.options);
+    lora_summary_ = std::move(peft.summary);
+  }
   policy_->to(torch::Device(runtime_.device));
   backend_ = registry_.create_as<Backend>("backend", selection_.backend,
                                           context_for("backend", selection_.backend));
@@ -144,24 +120,16 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
     log->warn("{}", problem);
   backend_->setup(*policy_);
 
-  AdamWOptions adam;
-  adam.lr = config_.get_float("optimizer.lr");
-  adam.beta1 = config_.get_float("optimizer.beta1");
-  adam.beta2 = config_.get_float("optimizer.beta2");
-  adam.eps = config_.get_float("optimizer.eps");
-  adam.weight_decay = config_.get_float("optimizer.weight_decay");
-  apply_optimizer_preset(adam);
+  std::string preset_notes;
+  const auto* preset_policy = capability<OptimizerPresetPolicy>(std::as_const(*policy_));
+  const auto preset = preset_policy ? std::optional(preset_policy->optimizer_preset()) : std::nullopt;
+  const auto adam = adamw_options(config_, provenance_, preset ? &*preset : nullptr, preset_notes);
+  if (!preset_notes.empty())
+    log->info("optimizer: the {} policy's preset: {} (--optimizer.lr and --optimizer.weight_decay, when given, "
+              "win; the policy's own options set the rest)", selection_.policy, preset_notes);
   optimizer_ = std::make_unique<AdamW>(backend_->parameters(), adam,
                                        Replicas::among(mesh_->world().rank(), mesh_->world().size()));
-
-  SchedulerOptions sched;
-  sched.type = config_.get_string("scheduler.type");
-  sched.warmup_steps = config_.get_int("scheduler.num_warmup_steps");
-  sched.decay_steps = config_.get_int("scheduler.num_decay_steps");
-  if (sched.decay_steps == 0) sched.decay_steps = steps_;
-  sched.peak_lr = adam.lr;
-  sched.decay_lr = config_.get_float("scheduler.decay_lr");
-  scheduler_ = std::make_unique<Scheduler>(sched);
+  scheduler_ = std::make_unique<Scheduler>(scheduler_options(config_, steps_, adam.lr));
   if (resolve_precision(config_.get_string("accelerator.mixed_precision")).needs_loss_scaler())
     scaler_ = std::make_unique<LossScaler>(config_.get_float("accelerator.fp16.init_scale"),
                                            config_.get_int("accelerator.fp16.growth_interval"));
@@ -210,49 +178,6 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   run_lock_.started();
 }
 
-void Trainer::setup_peft() {
-  lora_ = LoraOptions::from_config(config_, *policy_);
-  lora_summary_ = apply_lora(*policy_, *lora_);
-  std::string targets;
-  for (const auto& t : lora_->target_modules) targets += (targets.empty() ? "" : ",") + t;
-  logger()->info("LoRA: {} trainable parameters of {} ({:.4f}%): r {}, lora_alpha {:g}, dropout {:g} on {} modules "
-                 "({}){}", lora_summary_.trainable_numel, lora_summary_.total_numel,
-                 100.0 * static_cast<double>(lora_summary_.trainable_numel) /
-                     static_cast<double>(std::max<std::int64_t>(1, lora_summary_.total_numel)),
-                 lora_->r, lora_->lora_alpha, lora_->lora_dropout, lora_summary_.adapted.size(), targets,
-                 lora_->full_training_modules.empty() ? "" : "; trained whole: " + config_.get_string("peft.full_training_modules"));
-}
-
-void Trainer::apply_optimizer_preset(AdamWOptions& adam) {
-  const auto* policy = capability<OptimizerPresetPolicy>(std::as_const(*policy_));
-  if (!policy) return;
-  const auto preset = policy->optimizer_preset();
-  const auto chosen = [this](const char* key) {
-    const auto* source = provenance_.find(key);
-    return source && Provenance::kind_of(source->origin) != "default";
-  };
-  std::string notes;
-  // Written back into the run's options, so a resume (which reads them from the checkpoint's
-  // train_config.json as given values) keeps them.
-  if (preset.lr && !chosen("optimizer.lr")) {
-    adam.lr = *preset.lr;
-    config_.set("optimizer.lr", adam.lr);
-    notes += fmt::format("lr {:g}", adam.lr);
-  }
-  if (preset.weight_decay && !chosen("optimizer.weight_decay")) {
-    adam.weight_decay = *preset.weight_decay;
-    config_.set("optimizer.weight_decay", adam.weight_decay);
-    notes += fmt::format("{}weight_decay {:g}", notes.empty() ? "" : ", ", adam.weight_decay);
-  }
-  for (const auto& group : preset.groups) {
-    adam.lr_factors.emplace_back(group.prefix, adam.lr > 0 ? group.lr / adam.lr : 0.0);
-    notes += fmt::format("{}lr {:g} for {}*", notes.empty() ? "" : ", ", group.lr, group.prefix);
-  }
-  if (!notes.empty())
-    logger()->info("optimizer: the {} policy's preset: {} (--optimizer.lr and --optimizer.weight_decay, when given, "
-                   "win; the policy's own options set the rest)", selection_.policy, notes);
-}
-
 std::int64_t Trainer::steps_for_epochs(std::int64_t epochs) const {
   const auto dp = mesh_->dp_group().size();
   const auto per_epoch = dataset_->size() / (batch_size_ * dp);  // the loader drops the last partial batch
@@ -297,36 +222,6 @@ void Trainer::join_run(const MeshShape& shape) {
                                                selection_.backend, options);
     mesh_->wrap_groups([this](std::shared_ptr<CommGroup> group) { return ledger_->wrap(std::move(group)); });
   }
-}
-
-std::string Trainer::output_dir_problem() const {
-  const fs::path dir(output_dir_);
-  if (fs::exists(dir) && !fs::is_directory(dir))
-    return "--output_dir=" + output_dir_ + " exists and is not a folder";
-  if (fs::exists(dir / "checkpoints") || fs::exists(dir / "metrics.jsonl"))
-    return "--output_dir=" + output_dir_ +
-           " already holds a run; pass --resume=true to continue it, or choose another "
-           "--output_dir (nothing was overwritten)";
-  return "";
-}
-
-void Trainer::agree_on_output_dir(std::string& resume_dir) {
-  if (resume_dir.empty() && runtime_.restart_count > 0) {
-    // A launcher restarted the group: continue from the last complete checkpoint if the
-    // failed attempt left one, else start afresh in the same folder. Rank 0 decides.
-    std::string found;
-    if (mesh_->world().rank() == 0) {
-      found = newest_checkpoint((fs::path(output_dir_) / "checkpoints").string());
-      if (!found.empty()) found = fs::canonical(found).string();
-    }
-    resume_dir = from_rank0(mesh_->world(), found);
-    fresh_after_restart_ = resume_dir.empty();
-    logger()->info("restart {}: {}", runtime_.restart_count,
-                   resume_dir.empty() ? "no checkpoint yet, starting afresh in " + output_dir_
-                                      : "resuming from " + resume_dir);
-  }
-  if (resume_dir.empty() && !fresh_after_restart_)
-    rank0_verdict(mesh_->world(), [this] { return output_dir_problem(); });
 }
 
 int Trainer::stop_requested() {

@@ -52,17 +52,10 @@ class Trainer {
 
  private:
   PluginContext context_for(const std::string& kind, const std::string& name) const;
-  /// The policy's optimizer preset (OptimizerPresetPolicy), where the options leave room for it.
-  void apply_optimizer_preset(AdamWOptions& adam);
   /// Loop steps that make `epochs` passes over the dataset, whole optimizer updates.
   std::int64_t steps_for_epochs(std::int64_t epochs) const;
   void join_run(const MeshShape& shape);
   void log_normalization() const;
-  void agree_on_output_dir(std::string& resume_dir);
-  /// "" when the output folder may hold a new run, else why not.
-  std::string output_dir_problem() const;
-  /// --peft.*: LoRA adapters on the policy (before the backend lays it out); logs the counts.
-  void setup_peft();
   /// The next batch from the loader (its tokens counted), on the training device.
   Batch next_batch(const torch::Device& device);
   /// Fractional epochs of the data the loader has handed out.
@@ -84,7 +77,6 @@ class Trainer {
   std::shared_ptr<Comm> comm_;
   std::unique_ptr<DeviceMesh> mesh_;
   std::shared_ptr<ledger::Ledger> ledger_;  // multi-process runs with --distributed.collective_ledger
-  bool fresh_after_restart_ = false;
   std::shared_ptr<Dataset> dataset_;
   std::shared_ptr<Policy> policy_;
   std::optional<LoraOptions> lora_;  ///< set in a PEFT run

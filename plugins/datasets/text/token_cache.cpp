@@ -12,6 +12,7 @@
 
 #include "shardkit/error.hpp"
 #include "shardkit/files.hpp"
+#include "shardkit/publish_file.hpp"
 
 namespace shardkit::text {
 namespace fs = std::filesystem;
@@ -104,30 +105,19 @@ std::optional<TokenizedDocs> read_token_cache(const std::string& path, std::stri
 void write_token_cache(const std::string& path, const TokenizedDocs& docs) {
   const auto folder = fs::path(path).parent_path().string();
   make_directories(folder);
-  const auto temp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    Header h{};
-    std::memcpy(h.magic, kMagic, sizeof kMagic);
-    h.documents = docs.size();
-    h.tokens = docs.tokens.size();
-    out.write(reinterpret_cast<const char*>(&h), sizeof h);
-    out.write(reinterpret_cast<const char*>(docs.offsets.data()), static_cast<std::streamsize>(docs.offsets.size() * sizeof(std::int64_t)));
-    out.write(reinterpret_cast<const char*>(docs.tokens.data()), static_cast<std::streamsize>(docs.tokens.size() * sizeof(std::int32_t)));
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(temp, ec);
-      throw FormatError(temp + ": could not write the token cache (disk full? set --dataset.cache_dir)");
-    }
+  Header h{};
+  std::memcpy(h.magic, kMagic, sizeof kMagic);
+  h.documents = docs.size();
+  h.tokens = docs.tokens.size();
+  try {
+    publish_file(path, [&](int fd, const std::string& temp) {
+      write_all(fd, &h, sizeof h, temp);
+      write_all(fd, docs.offsets.data(), docs.offsets.size() * sizeof(std::int64_t), temp);
+      write_all(fd, docs.tokens.data(), docs.tokens.size() * sizeof(std::int32_t), temp);
+    });
+  } catch (const RuntimeError& e) {
+    throw FormatError(std::string(e.what()) + " (writing the token cache; disk full? set --dataset.cache_dir)");
   }
-  std::error_code ec;
-  fs::rename(temp, path, ec);
-  if (ec) {
-    fs::remove(temp, ec);
-    throw FormatError(path + ": could not move the token cache into place (" + ec.message() + ")");
-  }
-  sync_directory(folder);
 }
 
 }  // namespace shardkit::text

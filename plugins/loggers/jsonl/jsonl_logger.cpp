@@ -8,6 +8,7 @@
 #include <shardkit/files.hpp>
 #include <shardkit/json_text.hpp>
 #include <shardkit/metrics_logger.hpp>
+#include <shardkit/publish_file.hpp>
 
 namespace {
 namespace fs = std::filesystem;
@@ -45,9 +46,7 @@ class JsonlLogger final : public shardkit::MetricsLogger {
       if (line_step <= step) kept += line + "\n";
     }
     // Replaced in one rename: a kill leaves the old file or the new one, never a part.
-    const auto tmp = path_ + ".tmp";
-    shardkit::write_text_file(tmp, kept);
-    fs::rename(tmp, path_);
+    shardkit::publish_text_file(path_, kept);
   }
 
   std::string path_;
