@@ -34,7 +34,10 @@ void write_all(int fd, const void* data, std::size_t size, const std::string& pa
   while (done < size) {
     const auto n = ::write(fd, bytes + done, size - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) io_fail(path, "cannot write", n < 0 ? errno : EIO);  // no progress and no reason: never loop
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;  // no progress and no reason: never loop
+      io_fail(path, "cannot write", err);
+    }
     done += static_cast<std::size_t>(n);
   }
 }
@@ -43,10 +46,16 @@ void publish_file(const std::string& path, const std::function<void(int fd, cons
   static std::atomic<unsigned> counter{0};
   const std::string temp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) io_fail(temp, "cannot create the temporary file", errno);
+  if (fd < 0) {
+    const int err = errno;
+    io_fail(temp, "cannot create the temporary file", err);
+  }
   try {
     write(fd, temp);
-    if (::fsync(fd) != 0) io_fail(temp, "cannot fsync", errno);
+    if (::fsync(fd) != 0) {
+      const int err = errno;
+      io_fail(temp, "cannot fsync", err);
+    }
   } catch (...) {
     ::close(fd);
     ::unlink(temp.c_str());
