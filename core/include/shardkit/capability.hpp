@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
 
 #include "shardkit/plugin.hpp"
 
@@ -39,13 +40,34 @@ struct CapabilityList {
       {Capabilities::kCapabilityName, Capabilities::kCapabilityVersion}...};
 };
 
-/// A plugin of interface Kind (Policy, Backend, Dataset, ...) that offers Capabilities.
+namespace detail {
+template <class A, class B>
+struct JoinedCapabilities;
+template <class... A, class... B>
+struct JoinedCapabilities<CapabilityList<A...>, CapabilityList<B...>> {
+  using type = CapabilityList<A..., B...>;
+};
+/// Capabilities... after those Base already offers, when Base is itself a WithCapabilities.
+template <class Base, class = void>
+struct OfferedAfter {
+  template <class... Capabilities>
+  using list = CapabilityList<Capabilities...>;
+};
+template <class Base>
+struct OfferedAfter<Base, std::void_t<typename Base::OfferedCapabilities>> {
+  template <class... Capabilities>
+  using list = typename JoinedCapabilities<typename Base::OfferedCapabilities, CapabilityList<Capabilities...>>::type;
+};
+}  // namespace detail
+
+/// A plugin of interface Kind (Policy, Backend, Dataset, ...) that offers Capabilities, and
+/// whatever Kind offers when it is a WithCapabilities itself (OfferedCapabilities lists both).
 /// Kind's constructors are inherited.
 template <class Kind, class... Capabilities>
 class WithCapabilities : public Kind, public Capabilities... {
  public:
   using Kind::Kind;
-  using OfferedCapabilities = CapabilityList<Capabilities...>;
+  using OfferedCapabilities = typename detail::OfferedAfter<Kind>::template list<Capabilities...>;
 
   void* find_capability(std::string_view name, std::uint32_t version) override {
     void* found = nullptr;

@@ -91,3 +91,11 @@ TEST_CASE("the descriptor's list names each offered capability with its version"
   CHECK(std::strcmp(List::specs[1].name, "counting") == 0);
   CHECK(List::specs[1].version == 1);
 }
+
+TEST_CASE("a class deriving from one that offers capabilities lists them all", "[plugin][capability]") {
+  using List = GreetingAndCounting::OfferedCapabilities;
+  REQUIRE(List::size == 2);
+  CHECK(std::strcmp(List::specs[0].name, "greeting") == 0);  // the base's first
+  CHECK(std::strcmp(List::specs[1].name, "counting") == 0);
+  CHECK(GreetingOnly::OfferedCapabilities::size == 1);
+}
