@@ -45,24 +45,23 @@ std::string output_dir_problem(const std::string& output_dir) {
 }
 
 bool agree_on_start(CommGroup& world, const std::string& output_dir, int restart_count, std::string& resume_dir) {
-  bool fresh_after_restart = false;
-  if (resume_dir.empty() && restart_count > 0) {
-    // A launcher restarted the group: continue from the last complete checkpoint if the
-    // failed attempt left one, else start afresh in the same folder. Rank 0 decides.
-    std::string found;
-    if (world.rank() == 0) {
-      found = newest_checkpoint((fs::path(output_dir) / "checkpoints").string());
-      if (!found.empty()) found = fs::canonical(found).string();
-    }
-    resume_dir = from_rank0(world, found);
-    fresh_after_restart = resume_dir.empty();
-    logger()->info("restart {}: {}", restart_count,
-                   resume_dir.empty() ? "no checkpoint yet, starting afresh in " + output_dir
-                                      : "resuming from " + resume_dir);
-  }
-  if (resume_dir.empty() && !fresh_after_restart)
+  if (!resume_dir.empty()) return false;
+  if (restart_count == 0) {
     rank0_verdict(world, [&output_dir] { return output_dir_problem(output_dir); });
-  return fresh_after_restart;
+    return false;
+  }
+  // A launcher restarted the group: continue from the last checkpoint if the failed attempt
+  // left one, else start afresh in the same folder. Rank 0 decides.
+  std::string found;
+  if (world.rank() == 0) {
+    found = newest_checkpoint((fs::path(output_dir) / "checkpoints").string());
+    if (!found.empty()) found = fs::canonical(found).string();
+  }
+  resume_dir = from_rank0(world, found);
+  logger()->info("restart {}: {}", restart_count,
+                 resume_dir.empty() ? "no checkpoint yet, starting afresh in " + output_dir
+                                    : "resuming from " + resume_dir);
+  return resume_dir.empty();
 }
 
 }  // namespace shardkit::train

@@ -27,8 +27,8 @@ std::string output_dir_problem(const std::string& output_dir);
 
 /// Where the run starts, the same on every rank of `world` (rank 0 decides). Without a
 /// `resume_dir`, a run its launcher restarted (`restart_count` > 0) continues from the newest
-/// checkpoint in `output_dir` (newest_checkpoint: saves publish only complete ones), or starts afresh there when there is none; a first
-/// start is refused (ConfigError) when the folder already holds a run. Sets `resume_dir` and
+/// checkpoint in `output_dir` (newest_checkpoint: saves publish only complete ones), or starts
+/// afresh there when there is none; a first start is refused (ConfigError) when the folder already holds a run. Sets `resume_dir` and
 /// returns true for a fresh start after a restart. Collective over `world`.
 bool agree_on_start(CommGroup& world, const std::string& output_dir, int restart_count, std::string& resume_dir);
 

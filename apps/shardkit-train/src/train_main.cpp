@@ -100,11 +100,10 @@ void check_backend_namespaces(const RawConfig& flags, const RawConfig& file,
 // model types shardkit supports, each trained by the policy of that name.
 std::vector<std::string> hf_folder_policies(const Registry& registry) {
   std::vector<std::string> names;
-  for (const auto* plugin : registry.all()) {
-    const auto& d = *plugin->descriptor;
-    if (std::string_view(d.kind) != "policy") continue;
+  for (const auto& name : registry.names("policy")) {
+    const auto& d = *registry.get("policy", name).descriptor;
     for (std::uint32_t i = 0; i < d.num_capabilities; ++i)
-      if (std::string_view(d.capabilities[i].name) == PretrainedWeightsLoader::kCapabilityName) names.push_back(d.name);
+      if (std::string_view(d.capabilities[i].name) == PretrainedWeightsLoader::kCapabilityName) names.push_back(name);
   }
   return names;
 }

@@ -76,7 +76,8 @@ void publish_file(const std::string& path, const std::function<void(int fd, cons
 }
 
 void publish_text_file(const std::string& path, const std::string& content) {
-  publish_file(path, [&content](int fd, const std::string& temp) { write_all(fd, content.data(), content.size(), temp); });
+  publish_file(path,
+               [&content](int fd, const std::string& temp) { write_all(fd, content.data(), content.size(), temp); });
 }
 
 }  // namespace shardkit

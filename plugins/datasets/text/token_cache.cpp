@@ -1,7 +1,6 @@
 // Token cache files: "SKTOKv1" header, document offsets, int32 ids; validated against the file size.
 #include "token_cache.hpp"
 
-#include <unistd.h>
 #include <xxhash.h>
 
 #include <cstdio>

@@ -116,7 +116,8 @@ TEST_CASE("a restarted run continues from the newest checkpoint, or starts afres
     CHECK(resume_dir.empty());
   }
   SECTION("the newest checkpoint of the folder") {
-    for (const auto* step : {"000010", "000020"}) fs::create_directories(run + "/checkpoints/" + step + "/pretrained_model");
+    for (const auto* step : {"000010", "000020"})
+      fs::create_directories(run + "/checkpoints/" + step + "/pretrained_model");
     std::string resume_dir;
     CHECK_FALSE(agree_on_start(*world, run, 2, resume_dir));
     CHECK(resume_dir == fs::canonical(run + "/checkpoints/000020").string());
