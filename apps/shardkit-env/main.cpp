@@ -132,6 +132,11 @@ json::object plugin_report(const Options& options, const shardkit::Registry& reg
                                 std::to_string(d->capabilities[i].version));
     json::array traits;
     for (const auto& trait : shardkit::trait_names(d->traits)) traits.emplace_back(trait);
+    json::array aliases;
+    for (const auto& alias : p->aliases) aliases.emplace_back(alias);
+    json::array hooks;  // its part in resolving the configuration
+    if (p->config_layer) hooks.emplace_back("config_layer");
+    if (p->config_check) hooks.emplace_back("config_check");
     found.push_back(json::object{{"kind", d->kind},
                                  {"name", d->name},
                                  {"version", d->plugin_version ? d->plugin_version : ""},
@@ -139,7 +144,9 @@ json::object plugin_report(const Options& options, const shardkit::Registry& reg
                                  {"summary", d->summary ? d->summary : ""},
                                  {"explicit", p->explicit_file},
                                  {"capabilities", std::move(capabilities)},
-                                 {"traits", std::move(traits)}});
+                                 {"traits", std::move(traits)},
+                                 {"aliases", std::move(aliases)},
+                                 {"hooks", std::move(hooks)}});
   }
   out["found"] = std::move(found);
   json::array refused;
@@ -201,7 +208,7 @@ void print_text(const json::object& r) {
     out << "  " << text(o.at("kind")) << " '" << text(o.at("name")) << "' "
         << text(o.at("version")) << (o.at("explicit").as_bool() ? " [--plugins]" : "") << "\n"
         << "      " << text(o.at("file")) << "\n      " << text(o.at("summary")) << "\n";
-    for (const char* list : {"capabilities", "traits"}) {
+    for (const char* list : {"aliases", "capabilities", "traits", "hooks"}) {
       const auto& items = o.at(list).as_array();
       if (items.empty()) continue;
       out << "      " << list << ":";

@@ -113,4 +113,4 @@ std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& ctx) {
 SHARDKIT_PLUGIN_WITH_TRAITS(
     backend, ddp, "0.1.0",
     "Data parallel: replicas on every rank, bucketed gradient all-reduce overlapping backward",
-    kOptions, make, shardkit::kMultiProcess)
+    kOptions, make, shardkit::kMultiProcess | shardkit::kPreferredByAuto)

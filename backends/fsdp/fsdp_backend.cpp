@@ -84,4 +84,5 @@ SHARDKIT_PLUGIN_CLASS(
     backend, fsdp, "0.1.0",
     "Fully sharded data parallel (FSDP2 semantics): parameters, gradients and optimizer state sharded on dim 0 "
     "per wrap unit; HSDP with --parallelism.dp_replicate > 1",
-    kOptions, make, shardkit::kShardsParameters | shardkit::kMultiProcess, FsdpBackend)
+    kOptions, make, shardkit::kShardsParameters | shardkit::kMultiProcess | shardkit::kPreferredByAuto,
+    FsdpBackend)

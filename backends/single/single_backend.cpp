@@ -21,5 +21,5 @@ std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& ctx) {
 
 }  // namespace
 
-SHARDKIT_PLUGIN(backend, single, "0.1.0", "One process, no communication (the default for one process)",
-                SHARDKIT_PLUGIN_NO_OPTIONS, make)
+SHARDKIT_PLUGIN_WITH_TRAITS(backend, single, "0.1.0", "One process, no communication (the default for one process)",
+                            SHARDKIT_PLUGIN_NO_OPTIONS, make, shardkit::kPreferredByAuto)

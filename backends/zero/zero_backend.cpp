@@ -8,6 +8,8 @@
 #include <shardkit/plugin.hpp>
 #include <shardkit/sharding.hpp>
 
+#include "deepspeed_config.hpp"
+
 namespace {
 
 shardkit::ShardingOptions options_from(const shardkit::PluginContext& ctx) {
@@ -66,7 +68,12 @@ std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& ctx) {
 
 }  // namespace
 
-SHARDKIT_PLUGIN_CLASS(
+// AITraining's --distributed_backend=deepspeed means ZeRO stage 3 (zero's default stage); a DeepSpeed
+// config file named by --accelerator.zero.config_file sets zero's options and the batch layout.
+constexpr shardkit::PluginHooks kHooks{"deepspeed", shardkit::zero::read_deepspeed_config,
+                                       shardkit::zero::check_deepspeed_batch};
+
+SHARDKIT_PLUGIN_CLASS_HOOKS(
     backend, zero, "0.1.0",
     "DeepSpeed-style ZeRO: stage 1 shards optimizer state, 2 also gradients, 3 also parameters (flat partitions)",
-    kOptions, make, shardkit::kShardsParameters | shardkit::kMultiProcess, ZeroBackend)
+    kOptions, make, shardkit::kShardsParameters | shardkit::kMultiProcess, ZeroBackend, kHooks)

@@ -1,8 +1,6 @@
 // Checks across options: each message names every value involved and where it came from.
 #include "option_checks.hpp"
 
-#include "shardkit/error.hpp"
-
 namespace shardkit::train {
 
 std::string describe_value(const Config& config, const Provenance& provenance, const std::string& key) {
@@ -14,8 +12,7 @@ std::string describe_value(const Config& config, const Provenance& provenance, c
   return text + " (from " + source->origin + ")";
 }
 
-void check_across_options(const Resolution& resolution, const Provenance& provenance,
-                          const DeepSpeedConfig& deepspeed, int world_size, std::vector<std::string>& errors) {
+void check_across_options(const Resolution& resolution, const Provenance& provenance, std::vector<std::string>& errors) {
   const Config& config = resolution.config;
   const auto valid = [&](std::initializer_list<const char*> keys) {
     for (const auto* key : keys)
@@ -41,13 +38,6 @@ void check_across_options(const Resolution& resolution, const Provenance& proven
   if (valid({"epochs", "steps"}) && config.get_int("epochs") > 0 && provenance.find("steps") &&
       Provenance::kind_of(provenance.find("steps")->origin) == "command line")
     errors.push_back(value("epochs") + " and " + value("steps") + " both set the length of the run: give one");
-  if (valid({"batch_size", kAccum})) {
-    try {
-      check_deepspeed_batch(deepspeed, config.get_int("batch_size"), config.get_int(kAccum), world_size);
-    } catch (const ConfigError& e) {
-      errors.push_back(e.what());
-    }
-  }
 }
 
 }  // namespace shardkit::train

@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "config_provenance.hpp"
-#include "deepspeed_config.hpp"
 #include "shardkit/config_resolution.hpp"
 
 namespace shardkit::train {
@@ -15,9 +14,9 @@ namespace shardkit::train {
 std::string describe_value(const Config& config, const Provenance& provenance, const std::string& key);
 
 /// Appends to `errors` what is wrong across the options of `resolution` (save_freq and steps
-/// multiples of the accumulation steps, a job name that is a path, a DeepSpeed
-/// train_batch_size that disagrees), skipping options whose own value was refused.
-void check_across_options(const Resolution& resolution, const Provenance& provenance,
-                          const DeepSpeedConfig& deepspeed, int world_size, std::vector<std::string>& errors);
+/// multiples of the accumulation steps, a job name that is a path, --epochs with --steps),
+/// skipping options whose own value was refused. The selected plugins' checks
+/// (PluginDescriptor::config_check) run beside it.
+void check_across_options(const Resolution& resolution, const Provenance& provenance, std::vector<std::string>& errors);
 
 }  // namespace shardkit::train

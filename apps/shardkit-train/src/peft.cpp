@@ -42,18 +42,12 @@ bool has_component(const std::string& name, const std::string& component) {
   return ("." + name + ".").find("." + component + ".") != std::string::npos;
 }
 
-std::string joined(const std::vector<std::string>& items, const std::string& separator) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
-  return out;
-}
-
 // "q_proj, k_proj, ..." (the distinct last components, in order) for messages.
 std::string module_kinds(const std::vector<std::string>& names) {
   std::vector<std::string> kinds;
   for (const auto& n : names)
     if (const auto k = last_component(n); std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
-  return joined(kinds, ", ");
+  return join_list(kinds, ", ");
 }
 
 std::string json_list(const std::vector<std::string>& items) {
@@ -118,7 +112,7 @@ LoraSummary apply_lora(torch::nn::Module& root, const LoraOptions& options) {
   }
   const bool all_linear =
       options.target_modules.size() == 1 && options.target_modules.front() == "all-linear";
-  const auto targets_flag = "--peft.target_modules=" + joined(options.target_modules, ",");
+  const auto targets_flag = "--peft.target_modules=" + join_list(options.target_modules, ",");
 
   // Every refusal comes before anything is changed.
   if (options.r < 1) throw ConfigError("--peft.r=" + std::to_string(options.r) + ": the LoRA rank must be at least 1");
@@ -138,7 +132,7 @@ LoraSummary apply_lora(torch::nn::Module& root, const LoraOptions& options) {
       }
     }
     if (!problems.empty())
-      throw ConfigError(targets_flag + ": " + joined(problems, ", ") + "; " + capable_text(capable_names) + hint);
+      throw ConfigError(targets_flag + ": " + join_list(problems, ", ") + "; " + capable_text(capable_names) + hint);
   }
   for (const auto& target : options.full_training_modules)
     if (!std::any_of(all_modules.begin(), all_modules.end(), [&](const auto& n) { return matches(n, target); }))
@@ -161,7 +155,7 @@ LoraSummary apply_lora(torch::nn::Module& root, const LoraOptions& options) {
                                   : std::string("no module takes an adapter")) +
                       (options.full_training_modules.empty()
                            ? std::string()
-                           : " and --peft.full_training_modules=" + joined(options.full_training_modules, ",") +
+                           : " and --peft.full_training_modules=" + join_list(options.full_training_modules, ",") +
                                  " holds no parameters") +
                       "; " + capable_text(capable_names));
 
@@ -196,8 +190,8 @@ PeftSetup setup_peft(const Config& config, Policy& policy) {
                  "({}){}", summary.trainable_numel, summary.total_numel,
                  100.0 * static_cast<double>(summary.trainable_numel) /
                      static_cast<double>(std::max<std::int64_t>(1, summary.total_numel)),
-                 o.r, o.lora_alpha, o.lora_dropout, summary.adapted.size(), joined(o.target_modules, ","),
-                 o.full_training_modules.empty() ? "" : "; trained whole: " + joined(o.full_training_modules, ","));
+                 o.r, o.lora_alpha, o.lora_dropout, summary.adapted.size(), join_list(o.target_modules, ","),
+                 o.full_training_modules.empty() ? "" : "; trained whole: " + join_list(o.full_training_modules, ","));
   return setup;
 }
 

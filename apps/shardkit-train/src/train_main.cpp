@@ -22,7 +22,6 @@
 #include "shardkit/pretrained_files.hpp"
 #include "checkpoint_manifest.hpp"
 #include "adapter_start.hpp"
-#include "deepspeed_config.hpp"
 #include "device.hpp"
 #include "config_provenance.hpp"
 #include "dry_run.hpp"
@@ -100,11 +99,8 @@ void check_backend_namespaces(const RawConfig& flags, const RawConfig& file,
 // model types shardkit supports, each trained by the policy of that name.
 std::vector<std::string> hf_folder_policies(const Registry& registry) {
   std::vector<std::string> names;
-  for (const auto& name : registry.names("policy")) {
-    const auto& d = *registry.get("policy", name).descriptor;
-    for (std::uint32_t i = 0; i < d.num_capabilities; ++i)
-      if (std::string_view(d.capabilities[i].name) == PretrainedWeightsLoader::kCapabilityName) names.push_back(name);
-  }
+  for (const auto& name : registry.names("policy"))
+    if (registry.get("policy", name).lists_capability(PretrainedWeightsLoader::kCapabilityName)) names.push_back(name);
   return names;
 }
 
@@ -228,7 +224,8 @@ int run(int argc, char** argv, bool& multi_process) {
   registry.discover(search);
 
   Selection selection;
-  selection.policy = given(flags, file, "policy.type", "mlp");
+  // A plugin's alias selects it (zero answers to AITraining's --distributed_backend=deepspeed).
+  selection.policy = registry.canonical_name("policy", given(flags, file, "policy.type", "mlp"));
   if (const auto path = given(flags, file, "policy.path", "");
       !path.empty() && !registry.find("policy", selection.policy)) {
     if (is_hf_model_folder(path))
@@ -243,10 +240,8 @@ int run(int argc, char** argv, bool& multi_process) {
                                registry.find("dataset", "lerobot");
   if (repo_id_selects)
     file["dataset.type"] = RawValue{std::string("lerobot"), "--dataset.repo_id (LeRobot's only kind of dataset)"};
-  selection.dataset = given(flags, file, "dataset.type", "synthetic");
-  auto requested_backend = given(flags, file, "distributed_backend", "auto");
-  // AITraining's --distributed_backend=deepspeed means ZeRO stage 3 (the zero backend's default).
-  if (requested_backend == "deepspeed") requested_backend = "zero";
+  selection.dataset = registry.canonical_name("dataset", given(flags, file, "dataset.type", "synthetic"));
+  const auto requested_backend = registry.canonical_name("backend", given(flags, file, "distributed_backend", "auto"));
   // A resumed run keeps the checkpoint's topology (its degrees, and its backend like every saved
   // value) unless the command line changes it; only the number of processes may change alone.
   const bool saved_mesh = resume && train::keep_saved_mesh(flags, requested_backend, registry, file);
@@ -268,10 +263,13 @@ int run(int argc, char** argv, bool& multi_process) {
                          : saved_mesh     ? train::resumed_mesh(world, replicate, shard, mesh_notice)
                                           : resolve_mesh(world, replicate, shard, mesh_touched);
   selection.backend = train::resolve_backend(requested_backend, mesh, registry);
-  selection.checkpoint_format = given(flags, file, "checkpoint_format", "safetensors");
-  selection.comm = train::resolve_comm(given(flags, file, "distributed.comm", "auto"),
-                                       given(flags, file, "policy.device", "cpu"));
+  selection.checkpoint_format =
+      registry.canonical_name("checkpoint_format", given(flags, file, "checkpoint_format", "safetensors"));
+  selection.comm = train::resolve_comm(
+      registry.canonical_name("comm", given(flags, file, "distributed.comm", "auto")),
+      given(flags, file, "policy.device", "cpu"));
   selection.loggers = train::resolve_loggers(given(flags, file, "logger.type", "jsonl"));
+  for (auto& name : selection.loggers) name = registry.canonical_name("logger", name);
   // The checkpoint's options of the backend and transport it ran with do not bind a
   // resumed run that resolves to others (e.g. ddp on 2 processes, single on 1).
   if (resume) drop_unselected_plugin_options(file, selection);
@@ -292,10 +290,11 @@ int run(int argc, char** argv, bool& multi_process) {
   train::check_traits(registry, selection, mesh, dry_run ? world > 1 : runtime.multi_process(),
                       !dry_run && is_true(given(flags, file, "save_checkpoint", "true")), requested_backend);
 
-  // A DeepSpeed config sets zero's options and the batch layout unless flags say otherwise.
-  const auto deepspeed_path = selection.backend == "zero" ? given(flags, file, "accelerator.zero.config_file", "") : "";
-  train::DeepSpeedConfig deepspeed;
-  if (!deepspeed_path.empty()) deepspeed = train::apply_deepspeed_config(deepspeed_path, flags, file);
+  // The selected plugins' own configuration layers (zero reads a DeepSpeed config file), under the flags.
+  std::vector<std::string> layer_warnings;
+  for (const auto& [kind, name] : selection.plugins(runtime.multi_process()))
+    if (const auto* plugin = registry.find(kind, name); plugin && plugin->config_layer)
+      plugin->config_layer(ConfigLayerRequest{train::option_prefix(kind, name), &flags, &file, &layer_warnings});
 
   std::vector<std::string> early_errors;
   train::check_dataset_repo_id(flags, file, registry, selection.dataset, early_errors);
@@ -310,7 +309,11 @@ int run(int argc, char** argv, bool& multi_process) {
   // Every problem at once: each option's own, then those across options.
   auto errors = early_errors;
   errors.insert(errors.end(), resolution.errors.begin(), resolution.errors.end());
-  train::check_across_options(resolution, provenance, deepspeed, runtime.world_size, errors);
+  train::check_across_options(resolution, provenance, errors);
+  for (const auto& [kind, name] : selection.plugins(runtime.multi_process()))
+    if (const auto* plugin = registry.find(kind, name); plugin && plugin->config_check)
+      plugin->config_check(ConfigCheckRequest{train::option_prefix(kind, name), &config, &resolution.refused,
+                                             runtime.world_size, &errors});
   std::vector<std::string> notices;
   train::apply_lerobot_flags(config, provenance, errors, notices);
   train::apply_peft_flags(config, provenance, errors);
@@ -332,11 +335,8 @@ int run(int argc, char** argv, bool& multi_process) {
   for (const auto& notice : notices) logger()->info("{}", notice);
   if (!newest_notice.empty()) logger()->warn("{}", newest_notice);
   if (!mesh_notice.empty()) logger()->warn("{}", mesh_notice);
-  if (!deepspeed.ignored.empty() && runtime.rank == 0) {
-    std::string fields;
-    for (const auto& f : deepspeed.ignored) fields += (fields.empty() ? "" : ", ") + f;
-    logger()->warn("{}: shardkit does not implement these DeepSpeed fields and ignores them: {}", deepspeed_path, fields);
-  }
+  if (runtime.rank == 0)
+    for (const auto& warning : layer_warnings) logger()->warn("{}", warning);
 
   // The device and its transport are settled before any rank joins the run.
   runtime.device = train::resolve_device(config.get_string("policy.device"), runtime.local_rank);

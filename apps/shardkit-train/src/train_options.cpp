@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "shardkit/comma_list.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/logging.hpp"
 #include "shardkit/plugin_kinds.hpp"
@@ -19,7 +20,7 @@ const std::vector<OptionSpec> kCoreOptions = {
     {"policy.repo_id", T::String, "", "LeRobot's Hub repository to push to: accepted and ignored, as shardkit never uploads", nullptr, nullptr, nullptr},
     {"dataset.type", T::String, "synthetic", "Dataset plugin to read; --dataset.repo_id alone selects lerobot", nullptr, nullptr, nullptr},
     {"num_workers", T::Int, "0", "LeRobot's data-loader workers: sets --dataset.num_workers when the dataset has that option (lerobot), else ignored with a notice", "0", nullptr, nullptr},
-    {"distributed_backend", T::String, "auto", "Backend plugin; auto = single for one process, ddp for several", nullptr, nullptr, nullptr},
+    {"distributed_backend", T::String, "auto", "Backend plugin (or an alias, e.g. deepspeed); auto = the preferred backend that fits the mesh: one process, replicas, or sharded (single, ddp, fsdp)", nullptr, nullptr, nullptr},
     {"checkpoint_format", T::String, "safetensors", "Checkpoint format plugin", nullptr, nullptr, nullptr},
     {"steps", T::Int, "1000", "Loop steps (micro-batches per process) to train for", "1", nullptr, nullptr},
     {"epochs", T::Int, "0", "Train for this many passes over the dataset instead of --steps (0: --steps decides); rounded up to whole optimizer updates", "0", nullptr, nullptr},
@@ -100,12 +101,16 @@ std::string Selection::of(const std::string& kind) const {
   if (kind == "backend") return backend;
   if (kind == "checkpoint_format") return checkpoint_format;
   if (kind == "comm") return comm;
-  if (kind == "logger") {
-    std::string names;
-    for (const auto& name : loggers) names += (names.empty() ? "" : ",") + name;
-    return names;
-  }
+  if (kind == "logger") return join_list(loggers, ",");
   return "";
+}
+
+std::vector<std::pair<std::string, std::string>> Selection::plugins(bool with_comm) const {
+  std::vector<std::pair<std::string, std::string>> out{
+      {"policy", policy}, {"dataset", dataset}, {"backend", backend}, {"checkpoint_format", checkpoint_format}};
+  if (with_comm && !comm.empty()) out.emplace_back("comm", comm);
+  for (const auto& name : loggers) out.emplace_back("logger", name);
+  return out;
 }
 
 bool Selection::selects(const std::string& kind, const std::string& name) const {
@@ -159,10 +164,10 @@ namespace {
 /// The installed plugins of `kind` with (or without) a trait, comma-separated, for
 /// messages; "" when none.
 std::string plugins_where(const Registry& registry, const std::string& kind, Trait trait, bool has) {
-  std::string out;
+  std::vector<std::string> names;
   for (const auto& name : registry.names(kind))
-    if (((traits_of(registry, kind, name) & trait) != 0) == has) out += (out.empty() ? "" : ", ") + name;
-  return out;
+    if (((traits_of(registry, kind, name) & trait) != 0) == has) names.push_back(name);
+  return join_list(names, ", ");
 }
 
 /// As plugins_where for backends, "none" when none.
@@ -175,16 +180,35 @@ std::string backends_where(const Registry& registry, Trait trait, bool has) {
 
 std::string resolve_backend(const std::string& requested, const MeshShape& mesh, const Registry& registry) {
   if (requested != "auto") return requested;
-  if (mesh.world_size() == 1) return "single";
-  if (mesh.dp_shard == 1) return "ddp";
-  // LeRobot's choice for a sharded mesh is FSDP; any other sharding backend will do.
-  if (traits_of(registry, "backend", "fsdp") & kShardsParameters) return "fsdp";
-  for (const auto& name : registry.names("backend"))
-    if (traits_of(registry, "backend", name) & kShardsParameters) return name;
+  // What fits the mesh: one process; replicas only; sharded parameters. Among those, a backend
+  // preferred by auto (single, ddp and fsdp, LeRobot's choice for a sharded mesh), else name order.
+  const auto fits = [&](std::uint32_t traits) {
+    if (mesh.world_size() == 1) return (traits & kMultiProcess) == 0;
+    if (mesh.dp_shard == 1) return (traits & kMultiProcess) != 0 && (traits & kShardsParameters) == 0;
+    return (traits & kShardsParameters) != 0;
+  };
+  std::string first, preferred;
+  for (const auto& name : registry.names("backend")) {
+    const auto traits = traits_of(registry, "backend", name);
+    if (!fits(traits)) continue;
+    if (first.empty()) first = name;
+    if (preferred.empty() && (traits & kPreferredByAuto)) preferred = name;
+  }
+  if (!preferred.empty()) return preferred;
+  if (!first.empty()) return first;
+  if (mesh.world_size() == 1)
+    throw ConfigError("--distributed_backend=auto on one process needs a single-process backend, and none is "
+                      "installed (installed: " + backends_where(registry, kMultiProcess, true) +
+                      "); start the run under shardkit-run, or load one with --plugins=PATH.so");
+  if (mesh.dp_shard == 1)
+    throw ConfigError("--distributed_backend=auto with replicas only (--parallelism.dp_shard=1) needs a "
+                      "data-parallel backend, and none is installed (installed: " +
+                      join_list(registry.names("backend"), ", ") +
+                      "); name one with --distributed_backend, or load one with --plugins=PATH.so");
   throw ConfigError("--parallelism.dp_shard=" + std::to_string(mesh.dp_shard) +
                     " shards parameters, but no installed backend shards them (installed: " +
                     backends_where(registry, kShardsParameters, false) +
-                    "); use --parallelism.dp_shard=1 (data parallel with ddp), or load a sharded "
+                    "); use --parallelism.dp_shard=1 (data parallel, replicas only), or load a sharded "
                     "backend plugin with --plugins=PATH.so");
 }
 

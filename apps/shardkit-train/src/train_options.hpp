@@ -20,6 +20,9 @@ struct Selection {
   std::string of(const std::string& kind) const;
   /// Whether the run selects plugin `name` of `kind`.
   bool selects(const std::string& kind, const std::string& name) const;
+  /// Every selected plugin as (kind, name): policy, dataset, backend, format, comm (when
+  /// `with_comm`: a run of several processes), loggers.
+  std::vector<std::pair<std::string, std::string>> plugins(bool with_comm) const;
 };
 
 /// Core's top-level options (steps, batch_size, optimizer.*, ...).

@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -25,6 +26,13 @@ struct LoadedPlugin {
   std::string file;  ///< canonical path of the library
   const PluginDescriptor* descriptor = nullptr;
   bool explicit_file = false;  ///< named with --plugins
+  // The descriptor's later fields, read when its struct_size covers them (else absent):
+  std::vector<std::string> aliases;      ///< other names that select it
+  ConfigLayerFn config_layer = nullptr;  ///< its configuration layer, or nullptr
+  ConfigCheckFn config_check = nullptr;  ///< its check of the resolved configuration, or nullptr
+
+  /// Whether the descriptor lists capability `name` (at any version).
+  bool lists_capability(std::string_view name) const;
 };
 
 /// A plugin file that was refused, and why (shown by shardkit-env).
@@ -34,7 +42,7 @@ struct RefusedPlugin {
 };
 
 /// The names of the Trait bits in `traits` ("shards_parameters", "multi_process",
-/// "accepts_sharded_state"), in bit order; an unknown bit is named "bit N".
+/// "accepts_sharded_state", "preferred_by_auto"), in bit order; an unknown bit is named "bit N".
 std::vector<std::string> trait_names(std::uint32_t traits);
 
 /// The registry: plugins keyed by (kind, name), owned by the application. Libraries
@@ -60,6 +68,9 @@ class Registry {
 
   /// The plugin (kind, name), or nullptr.
   const LoadedPlugin* find(const std::string& kind, const std::string& name) const;
+  /// The name of the plugin of `kind` that `name` selects: `name` when a plugin has it, the
+  /// plugin's own name when `name` is one of its aliases, else `name` unchanged.
+  std::string canonical_name(const std::string& kind, const std::string& name) const;
   /// As find(), but throws a ConfigError listing the available names of that kind.
   const LoadedPlugin& get(const std::string& kind, const std::string& name) const;
   /// Names of the plugins of one kind, sorted.

@@ -21,13 +21,16 @@
 // A plugin that offers optional capabilities (shardkit/capability.hpp) derives from
 // shardkit::WithCapabilities<Kind, Capability...> and names its class in SHARDKIT_PLUGIN_CLASS,
 // so that its descriptor lists them. A backend or format that declares traits (Trait) uses
-// SHARDKIT_PLUGIN_WITH_TRAITS.
+// SHARDKIT_PLUGIN_WITH_TRAITS. A plugin with other names or a part in resolving the configuration
+// (PluginHooks: aliases, a configuration layer, a check of the resolved values) uses
+// SHARDKIT_PLUGIN_WITH_HOOKS, or SHARDKIT_PLUGIN_CLASS_HOOKS when it offers capabilities too.
 //
 // Versions: kPluginAbiVersion covers what every kind shares (this descriptor's first fields,
 // Plugin, PluginContext, Config, OptionSpec); each kind's interface has its own version
 // (kind_abi::policy, ...), so a change to one kind's interface refuses that kind's plugins
-// only; each capability has its own version too. The descriptor may grow:
-// the loader reads the fields it knows and accepts a larger struct_size.
+// only; each capability has its own version too. The descriptor may grow: the loader reads the
+// fields it knows and accepts a larger struct_size, and a smaller one down to
+// kMinDescriptorSize (fields added later read as absent).
 //
 // What may cross the boundary: the SDK's interfaces (classes with out-of-line virtual
 // destructors in core), LibTorch tensors and modules, std types (the C++ ABI is
@@ -39,6 +42,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,7 +59,8 @@ class logger;
 namespace shardkit {
 
 /// Version of what every plugin kind shares: the descriptor's fields up to kind_abi_version
-/// and their meaning, Plugin, PluginContext, Config and OptionSpec. Bumped on an incompatible
+/// and their meaning, Plugin, PluginContext, Config, OptionSpec, and what the hooks are handed
+/// (ConfigLayerRequest, ConfigCheckRequest). Bumped on an incompatible
 /// change to those only; the loader refuses plugins with another value. A change to one kind's
 /// interface bumps that kind's version instead (kind_abi::<kind>).
 inline constexpr std::uint32_t kPluginAbiVersion = 7;  // 7: per-kind versions, capability lookup;
@@ -68,7 +73,7 @@ inline constexpr std::uint32_t kPluginAbiVersion = 7;  // 7: per-kind versions, 
 /// one on an incompatible change to what it covers; the other kinds' plugins keep loading.
 namespace kind_abi {
 inline constexpr std::uint32_t policy = 1;             ///< policy.hpp (Policy, Batch, PolicyOutput)
-inline constexpr std::uint32_t backend = 1;            ///< backend.hpp, sharding.hpp, precision.hpp
+inline constexpr std::uint32_t backend = 1;            ///< backend.hpp, precision.hpp
 inline constexpr std::uint32_t checkpoint_format = 1;  ///< checkpoint_format.hpp, sharded_state.hpp
 inline constexpr std::uint32_t dataset = 1;            ///< dataset.hpp
 inline constexpr std::uint32_t comm = 1;               ///< comm.hpp
@@ -114,6 +119,40 @@ enum Trait : std::uint32_t {
   kMultiProcess = 1u << 2,
   /// checkpoint format: saves and loads entries sharded across ranks.
   kAcceptsShardedState = 1u << 3,
+  /// backend: --distributed_backend=auto takes it over the others that fit the mesh (one process;
+  /// replicas only; sharded parameters), which it otherwise picks by name order.
+  kPreferredByAuto = 1u << 4,
+};
+
+/// What a plugin's configuration layer (PluginHooks::config_layer) is handed, before the
+/// configuration is resolved and before any plugin object exists.
+struct ConfigLayerRequest {
+  std::string prefix;               ///< this plugin's option prefix, e.g. "accelerator.zero."
+  const RawConfig* flags;           ///< the command line's values (they win over the layer)
+  RawConfig* file;                  ///< the configuration file's values: the layer adds its own here
+  std::vector<std::string>* warnings;  ///< printed by rank 0 once the run starts
+};
+
+/// What a plugin's check of the resolved configuration (PluginHooks::config_check) is handed.
+struct ConfigCheckRequest {
+  std::string prefix;                     ///< this plugin's option prefix
+  const Config* config;                   ///< every resolved value
+  const std::set<std::string>* refused;   ///< keys whose given value was refused (hold defaults)
+  int world_size;                         ///< the number of processes
+  std::vector<std::string>* errors;       ///< each problem found, as a full sentence
+};
+
+/// Adds option values to the configuration-file layer (e.g. from a file one of the plugin's options
+/// names); throws ConfigError for a value that contradicts one given. Runs for selected plugins only.
+using ConfigLayerFn = void (*)(const ConfigLayerRequest&);
+/// Adds to `errors` what is wrong across the resolved values. Runs for selected plugins only.
+using ConfigCheckFn = void (*)(const ConfigCheckRequest&);
+
+/// What a plugin declares beyond its options, traits and capabilities (SHARDKIT_PLUGIN_CLASS_HOOKS).
+struct PluginHooks {
+  const char* aliases = nullptr;  ///< other names that select it, comma-separated ("deepspeed"); or nullptr
+  ConfigLayerFn config_layer = nullptr;
+  ConfigCheckFn config_check = nullptr;
 };
 
 /// One optional capability a plugin offers: its name and interface version.
@@ -144,7 +183,13 @@ struct PluginDescriptor {
   const CapabilitySpec* capabilities;  ///< the optional capabilities the plugin's object offers
   std::uint32_t num_capabilities;
   // Fields added later go below; the loader reads one only when struct_size covers it.
+  const char* aliases;          ///< PluginHooks::aliases
+  ConfigLayerFn config_layer;   ///< PluginHooks::config_layer
+  ConfigCheckFn config_check;   ///< PluginHooks::config_check
 };
+
+/// The smallest descriptor the loader reads: the first one with per-kind versions and capabilities.
+inline constexpr std::size_t kMinDescriptorSize = offsetof(PluginDescriptor, aliases);
 
 namespace detail {
 template <std::size_t N>
@@ -172,21 +217,34 @@ typedef const shardkit::PluginDescriptor* (*shardkit_plugin_entry_fn)();
 /// Emits the plugin's entry. KIND and NAME are bare words; OPTIONS is a static array of
 /// shardkit::OptionSpec (or use SHARDKIT_PLUGIN_NO_OPTIONS); FACTORY a PluginFactory.
 #define SHARDKIT_PLUGIN(KIND, NAME, VERSION, SUMMARY, OPTIONS, FACTORY) \
-  SHARDKIT_PLUGIN_DESCRIPTOR_(KIND, NAME, VERSION, SUMMARY, OPTIONS, FACTORY, 0u, nullptr, 0u)
+  SHARDKIT_PLUGIN_DESCRIPTOR_(KIND, NAME, VERSION, SUMMARY, OPTIONS, FACTORY, 0u, nullptr, 0u, \
+                              ::shardkit::PluginHooks{})
 
 /// As SHARDKIT_PLUGIN, with TRAITS: shardkit::Trait bits or'ed together (backends and
 /// checkpoint formats; see Trait).
 #define SHARDKIT_PLUGIN_WITH_TRAITS(KIND, NAME, VERSION, SUMMARY, OPTIONS, FACTORY, TRAITS) \
-  SHARDKIT_PLUGIN_DESCRIPTOR_(KIND, NAME, VERSION, SUMMARY, OPTIONS, FACTORY, TRAITS, nullptr, 0u)
+  SHARDKIT_PLUGIN_DESCRIPTOR_(KIND, NAME, VERSION, SUMMARY, OPTIONS, FACTORY, TRAITS, nullptr, 0u, \
+                              ::shardkit::PluginHooks{})
 
 /// As SHARDKIT_PLUGIN_WITH_TRAITS (TRAITS may be 0u), for a plugin whose FACTORY makes a CLASS
 /// derived from shardkit::WithCapabilities<...>: the descriptor lists the capabilities it offers.
 #define SHARDKIT_PLUGIN_CLASS(KIND, NAME, VERSION, SUMMARY, OPTIONS, FACTORY, TRAITS, CLASS)      \
   SHARDKIT_PLUGIN_DESCRIPTOR_(KIND, NAME, VERSION, SUMMARY, OPTIONS, FACTORY, TRAITS,             \
-                              CLASS::OfferedCapabilities::specs, CLASS::OfferedCapabilities::size)
+                              CLASS::OfferedCapabilities::specs, CLASS::OfferedCapabilities::size,  \
+                              ::shardkit::PluginHooks{})
+
+/// As SHARDKIT_PLUGIN_WITH_TRAITS (TRAITS may be 0u), with HOOKS: a constexpr shardkit::PluginHooks
+/// (aliases, a configuration layer, a check of the resolved configuration).
+#define SHARDKIT_PLUGIN_WITH_HOOKS(KIND, NAME, VERSION, SUMMARY, OPTIONS, FACTORY, TRAITS, HOOKS) \
+  SHARDKIT_PLUGIN_DESCRIPTOR_(KIND, NAME, VERSION, SUMMARY, OPTIONS, FACTORY, TRAITS, nullptr, 0u, HOOKS)
+
+/// As SHARDKIT_PLUGIN_CLASS, with HOOKS, for a plugin that offers capabilities and has hooks.
+#define SHARDKIT_PLUGIN_CLASS_HOOKS(KIND, NAME, VERSION, SUMMARY, OPTIONS, FACTORY, TRAITS, CLASS, HOOKS) \
+  SHARDKIT_PLUGIN_DESCRIPTOR_(KIND, NAME, VERSION, SUMMARY, OPTIONS, FACTORY, TRAITS,                    \
+                              CLASS::OfferedCapabilities::specs, CLASS::OfferedCapabilities::size, HOOKS)
 
 #define SHARDKIT_PLUGIN_DESCRIPTOR_(KIND, NAME, VERSION, SUMMARY, OPTIONS, FACTORY, TRAITS,   \
-                                    CAPABILITIES, NUM_CAPABILITIES)                          \
+                                    CAPABILITIES, NUM_CAPABILITIES, HOOKS)                   \
   extern "C" __attribute__((visibility("default"))) const ::shardkit::PluginDescriptor*   \
   shardkit_plugin_entry() noexcept {                                                      \
     static const ::shardkit::PluginDescriptor descriptor{                                 \
@@ -205,7 +263,10 @@ typedef const shardkit::PluginDescriptor* (*shardkit_plugin_entry_fn)();
         static_cast<std::uint32_t>(TRAITS),                                               \
         ::shardkit::kind_abi::KIND,                                                       \
         CAPABILITIES,                                                                     \
-        static_cast<std::uint32_t>(NUM_CAPABILITIES)};                                    \
+        static_cast<std::uint32_t>(NUM_CAPABILITIES),                                     \
+        (HOOKS).aliases,                                                                  \
+        (HOOKS).config_layer,                                                             \
+        (HOOKS).config_check};                                                            \
     return &descriptor;                                                                   \
   }
 

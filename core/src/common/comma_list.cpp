@@ -19,4 +19,10 @@ std::vector<std::string> split_list(const std::string& text, char separator) {
 
 std::vector<std::string> comma_list(const std::string& text) { return split_list(text, ','); }
 
+std::string join_list(const std::vector<std::string>& items, const std::string& separator) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i == 0 ? "" : separator) + items[i];
+  return out;
+}
+
 }  // namespace shardkit

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "loader_internal.hpp"
+#include "shardkit/comma_list.hpp"
 #include "shardkit/loader.hpp"
 
 namespace shardkit::loader_detail {
@@ -11,12 +12,6 @@ namespace {
 std::string text_or_null(const char* text) { return text ? std::string(text) : "(null)"; }
 
 std::string flavour(std::uint32_t cuda) { return cuda ? "a CUDA build" : "a CPU-only build"; }
-
-std::string joined_kinds() {
-  std::string out;
-  for (const auto& kind : plugin_kinds()) out += (out.empty() ? "" : ", ") + kind;
-  return out;
-}
 
 [[noreturn]] void refuse(const std::string& file, const std::string& why) {
   throw PluginError("plugin " + file + ": " + why);
@@ -39,6 +34,7 @@ std::vector<std::string> trait_names(std::uint32_t traits) {
       case kShardsParameters: out.emplace_back("shards_parameters"); break;
       case kMultiProcess: out.emplace_back("multi_process"); break;
       case kAcceptsShardedState: out.emplace_back("accepts_sharded_state"); break;
+      case kPreferredByAuto: out.emplace_back("preferred_by_auto"); break;
       default: out.push_back("bit " + std::to_string(bit));
     }
   }
@@ -48,6 +44,16 @@ std::vector<std::string> trait_names(std::uint32_t traits) {
 }  // namespace shardkit
 
 namespace shardkit::loader_detail {
+
+LoadedPlugin loaded_plugin(const std::string& file, const PluginDescriptor* d, bool explicit_file) {
+  LoadedPlugin out{file, d, explicit_file, {}, nullptr, nullptr};
+  const auto has = [d](std::size_t offset, std::size_t size) { return covers(d, offset + size); };
+  if (has(offsetof(PluginDescriptor, aliases), sizeof(d->aliases)) && d->aliases != nullptr)
+    out.aliases = split_list(d->aliases, ',');
+  if (has(offsetof(PluginDescriptor, config_layer), sizeof(d->config_layer))) out.config_layer = d->config_layer;
+  if (has(offsetof(PluginDescriptor, config_check), sizeof(d->config_check))) out.config_check = d->config_check;
+  return out;
+}
 
 std::string describe(const std::string& kind, const std::string& name) {
   return kind + " '" + name + "'";
@@ -62,10 +68,11 @@ void check_descriptor(const PluginDescriptor* d, const std::string& file) {
     refuse(file, "incompatible plugin ABI version (plugin: " + std::to_string(d->abi_version) +
                      ", host: " + std::to_string(kPluginAbiVersion) +
                      "); rebuild the plugin against this shardkit");
-  // A larger descriptor comes from newer headers that added fields: the host reads the ones it knows.
-  if (d->struct_size < sizeof(PluginDescriptor))
-    refuse(file, "descriptor is smaller than this shardkit's (plugin: " + std::to_string(d->struct_size) +
-                     " bytes, host: " + std::to_string(sizeof(PluginDescriptor)) +
+  // A larger descriptor comes from newer headers that added fields: the host reads the ones it
+  // knows. A smaller one from older headers lacks the later fields, which then read as absent.
+  if (d->struct_size < kMinDescriptorSize)
+    refuse(file, "descriptor is smaller than any this shardkit reads (plugin: " + std::to_string(d->struct_size) +
+                     " bytes, at least: " + std::to_string(kMinDescriptorSize) +
                      " bytes); rebuild the plugin against this shardkit's headers");
   const std::string torch = text_or_null(d->torch_version);
   if (d->torch_version == nullptr || torch != host.torch_version)
@@ -85,7 +92,7 @@ void check_descriptor(const PluginDescriptor* d, const std::string& file) {
   const std::string kind = text_or_null(d->kind);
   const auto& kinds = plugin_kinds();
   if (d->kind == nullptr || std::find(kinds.begin(), kinds.end(), kind) == kinds.end())
-    refuse(file, "unknown plugin kind '" + kind + "'; this shardkit knows: " + joined_kinds());
+    refuse(file, "unknown plugin kind '" + kind + "'; this shardkit knows: " + join_list(plugin_kinds(), ", "));
   const PluginKind& kind_entry = *find_plugin_kind(kind);
   if (d->kind_abi_version != kind_entry.abi_version)
     refuse(file, "built against version " + std::to_string(d->kind_abi_version) + " of the " + kind +
@@ -100,6 +107,12 @@ void check_descriptor(const PluginDescriptor* d, const std::string& file) {
                    "with SHARDKIT_PLUGIN_CLASS()");
   if (d->name == nullptr || *d->name == '\0')
     refuse(file, "the " + kind + " plugin has an empty name; give SHARDKIT_PLUGIN() a NAME");
+  if (covers(d, offsetof(PluginDescriptor, aliases) + sizeof(d->aliases)) && d->aliases != nullptr) {
+    for (const auto& alias : split_list(d->aliases, ','))
+      if (alias == d->name || alias == "auto")
+        refuse(file, describe(kind, d->name) + " lists '" + alias + "' among its aliases ('" + d->aliases +
+                     "'); list only other names (not its own, not auto, which selectors keep), comma-separated");
+  }
   if (d->factory == nullptr)
     refuse(file, describe(kind, d->name) + " has a null factory; give SHARDKIT_PLUGIN() a "
                  "FACTORY function");

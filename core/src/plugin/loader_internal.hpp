@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "shardkit/error.hpp"
+#include "shardkit/loader.hpp"
 #include "shardkit/plugin.hpp"
 
 namespace shardkit::loader_detail {
@@ -26,6 +27,13 @@ std::vector<std::string> plugin_files_in(const std::string& dir);
 
 /// Splits a colon-separated directory list, dropping empty parts.
 std::vector<std::string> split_path_list(const std::string& text);
+
+/// Whether descriptor `d` (checked) reaches byte `end`: the fields before it were in the
+/// plugin's headers.
+inline bool covers(const PluginDescriptor* d, std::size_t end) { return d->struct_size >= end; }
+
+/// The registry's entry for a checked descriptor: its later fields read where it has them.
+LoadedPlugin loaded_plugin(const std::string& file, const PluginDescriptor* descriptor, bool explicit_file);
 
 /// "kind 'name'", as used in every message about one plugin.
 std::string describe(const std::string& kind, const std::string& name);

@@ -105,7 +105,7 @@ const LoadedPlugin& Registry::load_file(const std::string& path, bool explicit_f
   if (existing == plugins_.end()) {
     pin(file);
     libraries_[file] = library;
-    return plugins_[library->key] = LoadedPlugin{file, descriptor, explicit_file};
+    return plugins_[library->key] = loader_detail::loaded_plugin(file, descriptor, explicit_file);
   }
   LoadedPlugin& old = existing->second;
   if (explicit_file && !old.explicit_file) {
@@ -113,7 +113,7 @@ const LoadedPlugin& Registry::load_file(const std::string& path, bool explicit_f
                    old.file);
     pin(file);
     libraries_[file] = library;
-    return old = LoadedPlugin{file, descriptor, true};
+    return old = loader_detail::loaded_plugin(file, descriptor, true);
   }
   if (!explicit_file && old.explicit_file) {
     const std::string reason = what + " is already provided by " + old.file +

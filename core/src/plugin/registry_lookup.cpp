@@ -3,6 +3,7 @@
 
 #include "library.hpp"
 #include "loader_internal.hpp"
+#include "shardkit/comma_list.hpp"
 #include "shardkit/config_resolution.hpp"
 #include "shardkit/error.hpp"
 
@@ -25,11 +26,29 @@ const LoadedPlugin* Registry::find(const std::string& kind, const std::string& n
   return it == plugins_.end() ? nullptr : &it->second;
 }
 
+bool LoadedPlugin::lists_capability(std::string_view name) const {
+  for (std::uint32_t i = 0; i < descriptor->num_capabilities; ++i)
+    if (name == descriptor->capabilities[i].name) return true;
+  return false;
+}
+
+std::string Registry::canonical_name(const std::string& kind, const std::string& name) const {
+  if (find(kind, name)) return name;
+  for (const auto& [key, plugin] : plugins_)
+    if (key.first == kind && std::find(plugin.aliases.begin(), plugin.aliases.end(), name) != plugin.aliases.end())
+      return key.second;
+  return name;
+}
+
 const LoadedPlugin& Registry::get(const std::string& kind, const std::string& name) const {
   if (const auto* plugin = find(kind, name)) return *plugin;
   const auto available = names(kind);
-  std::string list;
-  for (const auto& n : available) list += (list.empty() ? "" : ", ") + n;
+  std::vector<std::string> shown;
+  for (const auto& n : available) {
+    const auto& aliases = find(kind, n)->aliases;
+    shown.push_back(aliases.empty() ? n : n + " (also " + join_list(aliases, ", ") + ")");
+  }
+  std::string list = join_list(shown, ", ");
   if (list.empty())
     list = "none (no " + kind +
            " plugin was found; check --plugins, --plugin_path and SHARDKIT_PLUGIN_PATH)";

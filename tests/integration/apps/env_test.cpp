@@ -64,13 +64,14 @@ TEST_CASE("shardkit-env reads its options as shardkit-train does", "[apps][env]"
   CHECK(contains(typo.output, "did you mean --json?"));
 }
 
-TEST_CASE("shardkit-env lists each plugin's capabilities and traits", "[apps][env][capability]") {
-  // Python reads the JSON report and prints "kind name: capabilities | traits" per plugin.
+TEST_CASE("shardkit-env lists each plugin's capabilities, traits, aliases and hooks", "[apps][env][capability]") {
+  // Python reads the JSON report and prints "kind name: capabilities | traits | aliases | hooks" per plugin.
   const auto r = run_command("'" + std::string(SHARDKIT_BIN_DIR) + "/shardkit-env' --json | " + python() +
                              " -c 'import json,sys\n"
                              "for p in json.load(sys.stdin)[\"plugins\"][\"found\"]:\n"
                              "    print(p[\"kind\"], p[\"name\"] + \":\", \",\".join(p[\"capabilities\"]), \"|\","
-                             " \",\".join(p[\"traits\"]))'");
+                             " \",\".join(p[\"traits\"]), \"|\", \",\".join(p[\"aliases\"]), \"|\","
+                             " \",\".join(p[\"hooks\"]))'");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.output, "policy act: normalization/1,pretrained_config/1,optimizer_preset/1,lora_targets/1 |"));
@@ -78,11 +79,17 @@ TEST_CASE("shardkit-env lists each plugin's capabilities and traits", "[apps][en
                            "lora_targets/1 |"));
   CHECK(contains(r.output, "policy mlp: normalization/1 |"));
   CHECK(contains(r.output, "dataset lerobot: dataset_statistics/1,augmentation/1 |"));
-  CHECK(contains(r.output, "backend fsdp: sharding_report/1 | shards_parameters,multi_process"));
-  CHECK(contains(r.output, "backend ddp:  | multi_process"));
+  CHECK(contains(r.output, "backend fsdp: sharding_report/1 | shards_parameters,multi_process,preferred_by_auto |  | \n"));
+  CHECK(contains(r.output, "backend ddp:  | multi_process,preferred_by_auto |  | \n"));
+  CHECK(contains(r.output, "backend single:  | preferred_by_auto |  | \n"));
+  CHECK(contains(r.output, "backend zero: sharding_report/1 | shards_parameters,multi_process | deepspeed | "
+                           "config_layer,config_check\n"));
   CHECK(contains(r.output, "checkpoint_format dcp:  | accepts_sharded_state"));
 
   const auto text = run_program("shardkit-env", {});
   INFO(text.output);
-  CHECK(contains(text.output, "      capabilities: sharding_report/1\n      traits: shards_parameters, multi_process\n"));
+  CHECK(contains(text.output, "      capabilities: sharding_report/1\n"
+                              "      traits: shards_parameters, multi_process, preferred_by_auto\n"));
+  CHECK(contains(text.output, "      aliases: deepspeed\n      capabilities: sharding_report/1\n"
+                              "      traits: shards_parameters, multi_process\n      hooks: config_layer, config_check\n"));
 }

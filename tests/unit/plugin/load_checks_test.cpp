@@ -56,11 +56,48 @@ TEST_CASE("another plugin ABI version is refused with both values", "[plugin][lo
                                 "); rebuild the plugin against this shardkit");
 }
 
-TEST_CASE("a descriptor smaller than the host's is refused with both sizes", "[plugin][loader]") {
-  const auto host = sizeof(shardkit::PluginDescriptor);
-  expect_refused("bad_struct_size", "descriptor is smaller than this shardkit's (plugin: " +
-                                        std::to_string(host - 8) +
-                                        " bytes, host: " + std::to_string(host) + " bytes)");
+TEST_CASE("a descriptor smaller than the smallest the host reads is refused with both sizes", "[plugin][loader]") {
+  const auto least = shardkit::kMinDescriptorSize;
+  expect_refused("bad_struct_size", "descriptor is smaller than any this shardkit reads (plugin: " +
+                                        std::to_string(least - 8) + " bytes, at least: " + std::to_string(least) +
+                                        " bytes)");
+}
+
+TEST_CASE("an older, smaller descriptor loads; the fields it lacks read as absent", "[plugin][loader]") {
+  shardkit::Registry registry;
+  const auto& loaded = registry.load_file(fixture("older_descriptor"));
+  REQUIRE(loaded.descriptor != nullptr);
+  CHECK(loaded.descriptor->struct_size == shardkit::kMinDescriptorSize);
+  // Its file holds an alias list past struct_size: a value the loader must not read.
+  CHECK(loaded.aliases.empty());
+  CHECK(loaded.config_layer == nullptr);
+  CHECK(loaded.config_check == nullptr);
+  CHECK(registry.canonical_name("policy", "unread") == "unread");
+}
+
+TEST_CASE("a plugin's aliases select it; its own name and other plugins' names stay as they are",
+          "[plugin][loader]") {
+  shardkit::Registry registry;
+  const auto& loaded = registry.load_file(fixture("aliased"));
+  CHECK(loaded.aliases == std::vector<std::string>{"second", "third"});
+  registry.load_file(fixture("good"));
+  CHECK(registry.canonical_name("policy", "third") == "aliased");
+  CHECK(registry.canonical_name("policy", "second") == "aliased");
+  CHECK(registry.canonical_name("policy", "aliased") == "aliased");
+  CHECK(registry.canonical_name("policy", "good") == "good");
+  CHECK(registry.canonical_name("backend", "third") == "third");  // aliases hold within their kind
+  CHECK(registry.canonical_name("policy", "unknown") == "unknown");
+  // An unknown name's message lists each plugin with its aliases.
+  try {
+    registry.get("policy", "fourth");
+    FAIL("an unknown policy was found");
+  } catch (const shardkit::ConfigError& e) {
+    CHECK_THAT(e.what(), Contains("available: aliased (also second, third), good"));
+  }
+}
+
+TEST_CASE("a plugin listing its own name as an alias is refused", "[plugin][loader]") {
+  expect_refused("self_alias", "lists 'self_alias' among its aliases ('other,self_alias')");
 }
 
 TEST_CASE("a larger descriptor (newer headers added fields) loads; the host reads the fields it knows",

@@ -3,28 +3,35 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
+#include "shardkit/comma_list.hpp"
+#include "shardkit/config.hpp"
 #include "shardkit/error.hpp"
 
-namespace shardkit::train {
+namespace shardkit::zero {
 namespace {
 
 struct Mapping {
   const char* deepspeed;  // flattened DeepSpeed key
   const char* shardkit;   // shardkit option key
+  bool own;               // the key is zero's own, under its option prefix
 };
 
+const char* const kAccum = "accelerator.gradient_accumulation.steps";
+
 const Mapping kMappings[] = {
-    {"zero_optimization.stage", "accelerator.zero.stage"},
-    {"zero_optimization.reduce_bucket_size", "accelerator.zero.reduce_bucket_size"},
-    {"zero_optimization.stage3_param_persistence_threshold", "accelerator.zero.stage3_param_persistence_threshold"},
-    {"train_micro_batch_size_per_gpu", "batch_size"},
-    {"gradient_accumulation_steps", "accelerator.gradient_accumulation.steps"},
-    {"gradient_clipping", "optimizer.grad_clip_norm"},
-    {"optimizer.params.lr", "optimizer.lr"},
-    {"optimizer.params.eps", "optimizer.eps"},
-    {"optimizer.params.weight_decay", "optimizer.weight_decay"},
-    {"fp16.loss_scale_window", "accelerator.fp16.growth_interval"},
+    {"zero_optimization.stage", "stage", true},
+    {"zero_optimization.reduce_bucket_size", "reduce_bucket_size", true},
+    {"zero_optimization.stage3_param_persistence_threshold", "stage3_param_persistence_threshold", true},
+    {"train_micro_batch_size_per_gpu", "batch_size", false},
+    {"gradient_accumulation_steps", kAccum, false},
+    {"gradient_clipping", "optimizer.grad_clip_norm", false},
+    {"optimizer.params.lr", "optimizer.lr", false},
+    {"optimizer.params.eps", "optimizer.eps", false},
+    {"optimizer.params.weight_decay", "optimizer.weight_decay", false},
+    {"fp16.loss_scale_window", "accelerator.fp16.growth_interval", false},
 };
 
 // Fields whose value shardkit already behaves as (true) and only mentions otherwise.
@@ -112,9 +119,14 @@ void apply_precision(const RawConfig& ds, const RawConfig& flags, RawConfig& fil
 
 }  // namespace
 
-DeepSpeedConfig apply_deepspeed_config(const std::string& path, const RawConfig& flags, RawConfig& file) {
+void read_deepspeed_config(const ConfigLayerRequest& request) {
+  const RawConfig& flags = *request.flags;
+  RawConfig& file = *request.file;
+  const auto* path_value = explicit_value(flags, file, request.prefix + "config_file");
+  const std::string path = path_value ? to_string(path_value->value) : "";
+  if (path.empty()) return;
   const RawConfig ds = load_config_file(path);
-  DeepSpeedConfig out;
+  std::vector<std::string> ignored;
   for (const auto& [key, raw] : ds) {
     const auto& value = raw.value;
     const Mapping* mapping = nullptr;
@@ -122,50 +134,58 @@ DeepSpeedConfig apply_deepspeed_config(const std::string& path, const RawConfig&
       if (key == m.deepspeed) mapping = &m;
     if (mapping != nullptr) {
       if (is_auto(value)) continue;
-      if (const auto* given = explicit_value(flags, file, mapping->shardkit)) {
+      const std::string option = mapping->own ? request.prefix + mapping->shardkit : mapping->shardkit;
+      if (const auto* given = explicit_value(flags, file, option)) {
         if (!same(given->value, value))
-          throw ConfigError(raw.origin + ": " + key + "=" + to_string(value) + " contradicts --" + mapping->shardkit +
-                            "=" + to_string(given->value) +
+          throw ConfigError(raw.origin + ": " + key + "=" + to_string(value) + " contradicts --" + option + "=" +
+                            to_string(given->value) +
                             (given->origin.rfind("--", 0) == 0 ? "" : " (from " + given->origin + ")") +
-                            "; make them agree, or write \"auto\" in " +
-                            path + " to take shardkit's value");
+                            "; make them agree, or write \"auto\" in " + path + " to take shardkit's value");
         continue;
       }
-      file[mapping->shardkit] = RawValue{value, raw.origin + " (" + key + ")"};
+      file[option] = RawValue{value, raw.origin + " (" + key + ")"};
       continue;
     }
     if (key == "zero_optimization.offload_optimizer.device" || key == "zero_optimization.offload_param.device") {
       const auto device = to_string(value);
       if (device == "nvme")
         throw ConfigError(raw.origin + ": " + key + "=nvme: offloading to NVMe is not implemented; use \"none\" or \"cpu\"");
-      if (device == "cpu") out.ignored.push_back(key + "=cpu (CPU runs keep everything in CPU memory already)");
+      if (device == "cpu") ignored.push_back(key + "=cpu (CPU runs keep everything in CPU memory already)");
       continue;
     }
-    if (key == "train_batch_size") {
-      if (!is_auto(value)) {
-        out.train_batch_size = std::llround(std::strtod(to_string(value).c_str(), nullptr));
-        out.train_batch_size_origin = raw.origin;
-      }
+    // train_batch_size is checked once the batch layout is resolved (check_deepspeed_batch).
+    if (key == "train_batch_size" || key.rfind("bf16.", 0) == 0 || key.rfind("fp16.", 0) == 0 || is_auto(value))
       continue;
-    }
-    if (key.rfind("bf16.", 0) == 0 || key.rfind("fp16.", 0) == 0 || is_auto(value)) continue;
     bool always_on = false;
     for (const auto* k : kAlwaysOn) always_on = always_on || key == k;
     if (always_on && truthy(value)) continue;
-    out.ignored.push_back(key + "=" + to_string(value));
+    ignored.push_back(key + "=" + to_string(value));
   }
-  apply_precision(ds, flags, file, path, out.ignored);
-  return out;
+  apply_precision(ds, flags, file, path, ignored);
+  if (!ignored.empty())
+    request.warnings->push_back(path + ": shardkit does not implement these DeepSpeed fields and ignores them: " +
+                                join_list(ignored, ", "));
 }
 
-void check_deepspeed_batch(const DeepSpeedConfig& ds, std::int64_t micro, std::int64_t accum, int world_size) {
-  if (ds.train_batch_size == 0) return;
-  const auto want = micro * accum * world_size;
-  if (ds.train_batch_size != want)
-    throw ConfigError(ds.train_batch_size_origin + ": train_batch_size=" + std::to_string(ds.train_batch_size) +
-                      " is not batch_size " + std::to_string(micro) + " x gradient accumulation " +
-                      std::to_string(accum) + " x " + std::to_string(world_size) + " processes = " +
-                      std::to_string(want) + "; fix one of them or write \"auto\"");
+void check_deepspeed_batch(const ConfigCheckRequest& request) {
+  const Config& config = *request.config;
+  const auto path_key = request.prefix + "config_file";
+  for (const auto* key : {path_key.c_str(), "batch_size", kAccum})
+    if (!config.has(key) || request.refused->count(key)) return;
+  const auto path = config.get_string(path_key);
+  if (path.empty()) return;
+  const RawConfig ds = load_config_file(path);
+  const auto it = ds.find("train_batch_size");
+  if (it == ds.end() || is_auto(it->second.value)) return;
+  const auto total = std::llround(std::strtod(to_string(it->second.value).c_str(), nullptr));
+  if (total == 0) return;  // not a number DeepSpeed would use either: nothing to hold the layout to
+  const auto micro = config.get_int("batch_size"), accum = config.get_int(kAccum);
+  const auto want = micro * accum * request.world_size;
+  if (total != want)
+    request.errors->push_back(it->second.origin + ": train_batch_size=" + std::to_string(total) +
+                              " is not batch_size " + std::to_string(micro) + " x gradient accumulation " +
+                              std::to_string(accum) + " x " + std::to_string(request.world_size) +
+                              " processes = " + std::to_string(want) + "; fix one of them or write \"auto\"");
 }
 
-}  // namespace shardkit::train
+}  // namespace shardkit::zero
