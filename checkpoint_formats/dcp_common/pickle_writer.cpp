@@ -181,18 +181,7 @@ void PickleWriter::save_global(std::string_view module, std::string_view name,
 }
 
 void PickleWriter::save_int_tuple(const std::vector<std::int64_t>& v) {
-  boundary();
-  if (v.empty()) {
-    emit(op::EMPTY_TUPLE);
-    return;
-  }
-  if (v.size() > 3) emit(op::MARK);
-  for (std::int64_t x : v) save_int(x);
-  emit(v.size() == 1   ? op::TUPLE1
-       : v.size() == 2 ? op::TUPLE2
-       : v.size() == 3 ? op::TUPLE3
-                       : op::TUPLE);
-  memoize();
+  save_tuple(v, [this](std::int64_t x) { save_int(x); });
 }
 
 }  // namespace shardkit::dcp::detail

@@ -35,7 +35,7 @@ class PickleWriter {
   // module strings that are distinct objects in Python although equal.
   void save_global(std::string_view module, std::string_view name,
                    std::string_view module_group = {});
-  // A tuple of ints; the empty tuple is a constant that Python never memoizes.
+  // A tuple of ints (see save_tuple).
   void save_int_tuple(const std::vector<std::int64_t>& v);
 
   // Whether CPython keeps one object per value of `s`: interned identifier-like constants
@@ -70,6 +70,22 @@ class PickleWriter {
       }
       emit(op::SETITEMS);
     } while (in_batch == kBatchSize);
+  }
+
+  // A tuple: EMPTY_TUPLE (a constant Python never memoizes), the items then TUPLE1-3, or
+  // MARK, the items, TUPLE; a non-empty tuple is memoized.
+  template <class Items, class SaveItem>
+  void save_tuple(const Items& items, SaveItem save_item) {
+    boundary();
+    if (items.empty()) {
+      emit(op::EMPTY_TUPLE);
+      return;
+    }
+    const std::size_t n = items.size();
+    if (n > 3) emit(op::MARK);
+    for (const auto& item : items) save_item(item);
+    emit(n == 1 ? op::TUPLE1 : n == 2 ? op::TUPLE2 : n == 3 ? op::TUPLE3 : op::TUPLE);
+    memoize();
   }
 
   // EMPTY_LIST, then APPEND for one item or batches of MARK ... APPENDS (no empty batch).
