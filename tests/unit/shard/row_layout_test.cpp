@@ -1,10 +1,10 @@
 // The fsdp row layout: which rows of a parameter each rank holds, for every shard count up to
 // past the row count (ranks holding nothing included), checked against torch.chunk.
-#include <catch2/catch.hpp>
-
-#include <ATen/ATen.h>
+#include <ATen/ATen.h>  // before Catch: LibTorch defines its own CHECK, which asserts nothing here
 
 #include "../../../backends/sharding_engine/unit.hpp"
+
+#include <catch2/catch.hpp>
 
 using shardkit::shard::row_piece;
 

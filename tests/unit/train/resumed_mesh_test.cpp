@@ -1,9 +1,10 @@
 // The mesh of a resumed run: the checkpoint's degrees bind it unless the command line changes the
 // topology, and on another number of processes they keep their kind.
+#include "../../../apps/shardkit-train/src/resumed_mesh.hpp"  // before Catch: it brings LibTorch's CHECK
+#include "shardkit/error.hpp"
+
 #include <catch2/catch.hpp>
 
-#include "../../../apps/shardkit-train/src/resumed_mesh.hpp"
-#include "shardkit/error.hpp"
 #include "test_support.hpp"
 
 using namespace shardkit;
