@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <iostream>
 #include <vector>
@@ -52,6 +53,9 @@ void record(const std::string& test_case, const std::string& reason) {
 
 void record_skip(const std::string& test_case, const char* file, int line, const std::string& reason) {
   const auto text = one_line(reason);
+  // A skip is what the test case did: it counts as a (passing) assertion, so that catch_main.cpp's
+  // check for cases without assertions does not fail it; the exit status still says "skipped".
+  SUCCEED("skipped: " << text);
   std::cout << "skipped: " << text << " (\"" << test_case << "\", " << file << ":" << line << ")"
             << std::endl;
   record(test_case, text);

@@ -30,6 +30,7 @@ CheckpointManager::CheckpointManager(const Registry& registry, const Config& con
                                      const Runtime& runtime, DeviceMesh& mesh, CheckpointedParts parts,
                                      CheckpointedRun run, std::string format)
     : config_(config),
+      options_(TrainOptions::from(config)),
       provenance_(provenance),
       runtime_(runtime),
       mesh_(mesh),
@@ -59,9 +60,7 @@ void CheckpointManager::verify(const std::string& dir) {
   // Checksums by default, so that a corrupt checkpoint is never trained on; a checkpoint
   // without a manifest (older shardkit, another tool) is then judged by its files, unless
   // --checkpoint.verify=true asks for checksums explicitly.
-  const bool asked = config_.has("checkpoint.verify");
-  const bool checksums = asked ? config_.get_bool("checkpoint.verify")
-                               : fs::exists(fs::path(dir) / kManifestFile);
+  const bool checksums = options_.checkpoint_verify.value_or(fs::exists(fs::path(dir) / kManifestFile));
   const auto verify = checksums ? Verify::Checksums : Verify::Sizes;
   std::string problem;
   const auto started = Clock::now();
@@ -162,7 +161,7 @@ void CheckpointManager::load_adapter(const std::string& adapter_dir) {
   checkpointer_.load(wanted, checkpoint, *format);
   parts_.backend.model_state_loaded();
   logger()->info("LoRA: continuing the adapter of {} ({} trainable tensors) on the base {}", folder.string(),
-                 parts_.lora_summary.trainable.size(), config_.get_string("policy.path"));
+                 parts_.lora_summary.trainable.size(), options_.policy_path);
 }
 
 void CheckpointManager::load_state(const std::string& dir, CheckpointFormat& format, bool with_optimizer) {
@@ -185,7 +184,7 @@ TrainingStep CheckpointManager::training_step_record(std::int64_t step) const {
   r.dp_world_size = mesh_.dp_group().size();
   r.batch_size = run_.batch_size;
   r.grad_accum_steps = run_.accum;
-  r.precision = config_.get_string("accelerator.mixed_precision");
+  r.precision = options_.accelerator_mixed_precision;
   r.dp_replicate = mesh_.shape().dp_replicate;
   r.dp_shard = mesh_.shape().dp_shard;
   r.data = parts_.loader.position();
@@ -217,7 +216,7 @@ void CheckpointManager::save(std::int64_t step, const LogWindow& window) {
       {"training_state/optimizer_param_groups.json", parts_.optimizer.param_groups_json(lr)}};
   if (parts_.scaler) files["training_state/scaler_state.json"] = parts_.scaler->state_json();
   if (parts_.lora)
-    files["pretrained_model/adapter_config.json"] = adapter_config_json(*parts_.lora, config_.get_string("policy.path"));
+    files["pretrained_model/adapter_config.json"] = adapter_config_json(*parts_.lora, options_.policy_path);
   if (!run_.base_record.empty()) files[kBaseModelFile] = run_.base_record;  // rank 0's; rank 0 writes the files
   if (const auto* extra = capability<PretrainedFilesWriter>(parts_.policy))
     for (auto& [name, content] : extra->pretrained_files()) files["pretrained_model/" + name] = std::move(content);

@@ -10,6 +10,7 @@
 #include "checkpoint_io.hpp"
 #include "checkpointer.hpp"
 #include "config_provenance.hpp"
+#include "train_options.hpp"
 #include "data_loader.hpp"
 #include "log_window.hpp"
 #include "loss_scaler.hpp"
@@ -87,6 +88,7 @@ class CheckpointManager {
   std::string pretrained_config_json() const;
 
   const Config& config_;
+  const TrainOptions options_;  ///< config_'s values of shardkit-train's own options
   const Provenance& provenance_;
   const Runtime& runtime_;
   DeviceMesh& mesh_;

@@ -124,22 +124,23 @@ void record_resolved_values(Config& config, Provenance& provenance, const Runtim
     else
       provenance.add_note(key, std::to_string(before) + " resolved to " + std::to_string(degree) + " for " + world);
   }
-  const auto backend = config.get_string("distributed_backend");
+  const auto options = TrainOptions::from(config);
+  const auto& backend = options.distributed_backend;
   if (backend != selection.backend)
     provenance.add_note("distributed_backend", "resolves to " + selection.backend +
                                                    (backend == "auto" ? " for " + world : std::string()));
-  if (runtime.multi_process() && config.get_string("distributed.comm") != selection.comm)
+  if (runtime.multi_process() && options.distributed_comm != selection.comm)
     provenance.add_note("distributed.comm",
-                        "resolves to " + selection.comm + " for --policy.device=" + config.get_string("policy.device"));
-  if (config.get_string("policy.device") == "cuda")
+                        "resolves to " + selection.comm + " for --policy.device=" + options.policy_device);
+  if (options.policy_device == "cuda")
     provenance.add_note("policy.device", "means cuda:" + std::to_string(runtime.local_rank) +
                                              " in this process (its local rank" +
                                              (runtime.multi_process() ? ", from the environment)" : ")"));
-  if (config.get_string("job_name").empty()) {
+  if (options.job_name.empty()) {
     config.set("job_name", selection.policy);
     provenance.add_note("job_name", "empty means the policy type");
   }
-  if (config.get_string("output_dir").empty())
+  if (options.output_dir.empty())
     provenance.add_note("output_dir", "empty means outputs/train/<date>/<time>_<job_name>, named when the run starts");
   if (const char* dirs = std::getenv("SHARDKIT_PLUGIN_PATH"); dirs && *dirs)
     provenance.add_note("plugin_path", std::string("then SHARDKIT_PLUGIN_PATH=") + dirs + " from the environment");

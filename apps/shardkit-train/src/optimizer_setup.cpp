@@ -3,16 +3,19 @@
 
 #include <fmt/format.h>
 
+#include "train_options.hpp"
+
 namespace shardkit::train {
 
 AdamWOptions adamw_options(Config& config, const Provenance& provenance, const OptimizerPreset* preset,
                            std::string& notes) {
+  const auto options = TrainOptions::from(config);
   AdamWOptions adam;
-  adam.lr = config.get_float("optimizer.lr");
-  adam.beta1 = config.get_float("optimizer.beta1");
-  adam.beta2 = config.get_float("optimizer.beta2");
-  adam.eps = config.get_float("optimizer.eps");
-  adam.weight_decay = config.get_float("optimizer.weight_decay");
+  adam.lr = options.optimizer_lr;
+  adam.beta1 = options.optimizer_beta1;
+  adam.beta2 = options.optimizer_beta2;
+  adam.eps = options.optimizer_eps;
+  adam.weight_decay = options.optimizer_weight_decay;
   notes.clear();
   if (!preset) return adam;
   const auto given = [&provenance](const char* key) {
@@ -37,13 +40,13 @@ AdamWOptions adamw_options(Config& config, const Provenance& provenance, const O
 }
 
 SchedulerOptions scheduler_options(const Config& config, std::int64_t steps, double peak_lr) {
+  const auto options = TrainOptions::from(config);
   SchedulerOptions sched;
-  sched.type = config.get_string("scheduler.type");
-  sched.warmup_steps = config.get_int("scheduler.num_warmup_steps");
-  sched.decay_steps = config.get_int("scheduler.num_decay_steps");
-  if (sched.decay_steps == 0) sched.decay_steps = steps;
+  sched.type = options.scheduler_type;
+  sched.warmup_steps = options.scheduler_num_warmup_steps;
+  sched.decay_steps = options.scheduler_num_decay_steps == 0 ? steps : options.scheduler_num_decay_steps;
   sched.peak_lr = peak_lr;
-  sched.decay_lr = config.get_float("scheduler.decay_lr");
+  sched.decay_lr = options.scheduler_decay_lr;
   return sched;
 }
 

@@ -16,6 +16,7 @@
 #include "shardkit/lora_targets.hpp"
 #include "shardkit/nn/lora_capable.hpp"
 #include "shardkit/policy.hpp"
+#include "train_options.hpp"
 
 namespace shardkit {
 
@@ -79,17 +80,18 @@ std::string capable_text(const std::vector<std::string>& capable_names) {
 }  // namespace
 
 LoraOptions LoraOptions::from_config(const Config& config, const std::vector<std::string>& default_targets) {
+  const auto options = train::TrainOptions::from(config);
   LoraOptions o;
-  o.r = config.get_int("peft.r");
-  o.lora_alpha = config.get_float("peft.lora_alpha");
-  o.lora_dropout = config.get_float("peft.lora_dropout");
-  o.target_modules = comma_list(config.get_string("peft.target_modules"));
+  o.r = options.peft_r;
+  o.lora_alpha = options.peft_lora_alpha;
+  o.lora_dropout = options.peft_lora_dropout;
+  o.target_modules = comma_list(options.peft_target_modules);
   if (o.target_modules.empty()) o.target_modules = default_targets;
   if (o.target_modules.empty())
-    throw ConfigError("--peft.target_modules is empty and policy '" + config.get_string("policy.type") +
+    throw ConfigError("--peft.target_modules is empty and policy '" + options.policy_type +
                       "' has no default LoRA targets: name the modules to adapt, e.g. --peft.target_modules=q_proj,v_proj, "
                       "or --peft.target_modules=all-linear");
-  o.full_training_modules = comma_list(config.get_string("peft.full_training_modules"));
+  o.full_training_modules = comma_list(options.peft_full_training_modules);
   return o;
 }
 

@@ -48,6 +48,11 @@ std::string given(const RawConfig& flags, const RawConfig& file, const std::stri
   return fallback;
 }
 
+/// The value of shardkit-train's option `key` as given (flags over file), or its default.
+std::string given(const RawConfig& flags, const RawConfig& file, const std::string& key) {
+  return given(flags, file, key, train::default_of(key));
+}
+
 /// Whether a flag's text means true (the same spellings resolve() accepts for bools).
 bool is_true(std::string text) {
   for (auto& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -162,9 +167,9 @@ int run(int argc, char** argv, bool& multi_process) {
 
   // Layers: the file (an explicit --config_path, or the checkpoint's on resume), then flags.
   std::string config_path = given(flags, {}, "config_path", "");
-  const bool resume = is_true(given(flags, {}, "resume", "false"));
+  const bool resume = is_true(given(flags, {}, "resume"));
   if (resume && config_path.empty()) {
-    const auto out = given(flags, {}, "output_dir", "");
+    const auto out = given(flags, {}, "output_dir");
     if (out.empty())
       throw ConfigError("--resume=true needs --config_path=<output_dir>/checkpoints/last/"
                         "pretrained_model/train_config.json (or --output_dir=<run folder>)");
@@ -199,7 +204,7 @@ int run(int argc, char** argv, bool& multi_process) {
   const auto adapter_notice = train::start_from_adapter(flags, file);
   // --policy.path: the saved policy's config.json fills policy options not given otherwise,
   // so a run starts from saved weights without repeating their shapes (as LeRobot does).
-  if (const auto path = given(flags, file, "policy.path", ""); !path.empty()) {
+  if (const auto path = given(flags, file, "policy.path"); !path.empty()) {
     const auto saved = (fs::path(path) / "config.json").string();
     if (!fs::is_regular_file(saved))
       throw ConfigError("--policy.path=" + path + " is not a pretrained_model folder (no config.json); "
@@ -219,14 +224,14 @@ int run(int argc, char** argv, bool& multi_process) {
 
   Registry registry;
   PluginSearch search;
-  search.explicit_files = split_list(given(flags, file, "plugins", ""), ',');
-  search.dirs = split_list(given(flags, file, "plugin_path", ""), ':');
+  search.explicit_files = split_list(given(flags, file, "plugins"), ',');
+  search.dirs = split_list(given(flags, file, "plugin_path"), ':');
   registry.discover(search);
 
   Selection selection;
   // A plugin's alias selects it (zero answers to AITraining's --distributed_backend=deepspeed).
-  selection.policy = registry.canonical_name("policy", given(flags, file, "policy.type", "mlp"));
-  if (const auto path = given(flags, file, "policy.path", "");
+  selection.policy = registry.canonical_name("policy", given(flags, file, "policy.type"));
+  if (const auto path = given(flags, file, "policy.path");
       !path.empty() && !registry.find("policy", selection.policy)) {
     if (is_hf_model_folder(path))
       throw ConfigError(unsupported_hf_model_message(path, hf_model_type(path), hf_folder_policies(registry)));
@@ -240,8 +245,8 @@ int run(int argc, char** argv, bool& multi_process) {
                                registry.find("dataset", "lerobot");
   if (repo_id_selects)
     file["dataset.type"] = RawValue{std::string("lerobot"), "--dataset.repo_id (LeRobot's only kind of dataset)"};
-  selection.dataset = registry.canonical_name("dataset", given(flags, file, "dataset.type", "synthetic"));
-  const auto requested_backend = registry.canonical_name("backend", given(flags, file, "distributed_backend", "auto"));
+  selection.dataset = registry.canonical_name("dataset", given(flags, file, "dataset.type"));
+  const auto requested_backend = registry.canonical_name("backend", given(flags, file, "distributed_backend"));
   // A resumed run keeps the checkpoint's topology (its degrees, and its backend like every saved
   // value) unless the command line changes it; only the number of processes may change alone.
   const bool saved_mesh = resume && train::keep_saved_mesh(flags, requested_backend, registry, file);
@@ -254,7 +259,7 @@ int run(int argc, char** argv, bool& multi_process) {
   const int replicate = given_int(flags, file, "parallelism.dp_replicate", 1);
   const int shard = given_int(flags, file, "parallelism.dp_shard", 1);
   // A dry run plans for the degrees given, not for the processes started.
-  const bool dry_run = is_true(given(flags, file, "dry_run", "false"));
+  const bool dry_run = is_true(given(flags, file, "dry_run"));
   int world = runtime.world_size;
   if (dry_run && shard > 0) world = replicate * shard;
   // The checkpoint's degrees on another number of processes: the same kind of mesh, with a warning.
@@ -264,11 +269,11 @@ int run(int argc, char** argv, bool& multi_process) {
                                           : resolve_mesh(world, replicate, shard, mesh_touched);
   selection.backend = train::resolve_backend(requested_backend, mesh, registry);
   selection.checkpoint_format =
-      registry.canonical_name("checkpoint_format", given(flags, file, "checkpoint_format", "safetensors"));
+      registry.canonical_name("checkpoint_format", given(flags, file, "checkpoint_format"));
   selection.comm = train::resolve_comm(
-      registry.canonical_name("comm", given(flags, file, "distributed.comm", "auto")),
-      given(flags, file, "policy.device", "cpu"));
-  selection.loggers = train::resolve_loggers(given(flags, file, "logger.type", "jsonl"));
+      registry.canonical_name("comm", given(flags, file, "distributed.comm")),
+      given(flags, file, "policy.device"));
+  selection.loggers = train::resolve_loggers(given(flags, file, "logger.type"));
   for (auto& name : selection.loggers) name = registry.canonical_name("logger", name);
   // The checkpoint's options of the backend and transport it ran with do not bind a
   // resumed run that resolves to others (e.g. ddp on 2 processes, single on 1).
@@ -288,7 +293,7 @@ int run(int argc, char** argv, bool& multi_process) {
   check_backend_namespaces(flags, file, selection.backend, requested_backend);
   // Refused here, before joining the other ranks (which would wait for their timeout).
   train::check_traits(registry, selection, mesh, dry_run ? world > 1 : runtime.multi_process(),
-                      !dry_run && is_true(given(flags, file, "save_checkpoint", "true")), requested_backend);
+                      !dry_run && is_true(given(flags, file, "save_checkpoint")), requested_backend);
 
   // The selected plugins' own configuration layers (zero reads a DeepSpeed config file), under the flags.
   std::vector<std::string> layer_warnings;
@@ -319,14 +324,15 @@ int run(int argc, char** argv, bool& multi_process) {
   train::apply_peft_flags(config, provenance, errors);
   throw_config_errors(errors);
 
-  if (config.get_bool("print_config")) {
+  const auto options = train::TrainOptions::from(config);
+  if (options.print_config) {
     if (runtime.is_main())
       std::cout << "# shardkit-train: the resolved configuration; after '#', where each value came from.\n"
                    "# Nothing was trained and no folder was created.\n"
                 << provenance.text(config) << std::flush;
     return 0;
   }
-  set_info_ranks(runtime.rank, config.get_bool("log_all_ranks"));
+  set_info_ranks(runtime.rank, options.log_all_ranks);
   if (!resume_notice.empty()) logger()->info("{}", resume_notice);
   if (!adapter_notice.empty()) logger()->info("{}", adapter_notice);
   if (repo_id_selects)
@@ -339,7 +345,7 @@ int run(int argc, char** argv, bool& multi_process) {
     for (const auto& warning : layer_warnings) logger()->warn("{}", warning);
 
   // The device and its transport are settled before any rank joins the run.
-  runtime.device = train::resolve_device(config.get_string("policy.device"), runtime.local_rank);
+  runtime.device = train::resolve_device(options.policy_device, runtime.local_rank);
   if (runtime.multi_process()) train::check_comm_device(selection.comm, runtime.device);
 
   if (dry_run) return train::print_memory_plan(config, registry, runtime, selection, mesh);

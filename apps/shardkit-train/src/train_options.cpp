@@ -2,6 +2,9 @@
 #include "train_options.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <stdexcept>
+#include <type_traits>
 
 #include "shardkit/comma_list.hpp"
 #include "shardkit/error.hpp"
@@ -11,74 +14,127 @@
 namespace shardkit::train {
 
 namespace {
-using T = OptionType;
-const std::vector<OptionSpec> kCoreOptions = {
-    {"policy.type", T::String, "mlp", "Policy plugin to train", nullptr, nullptr, nullptr},
-    {"policy.device", T::String, "cpu", "Torch device: cpu or cuda (cuda:LOCAL_RANK per process)", nullptr, nullptr, nullptr},
-    {"policy.path", T::String, "", "Start from the weights in this pretrained_model folder", nullptr, nullptr, nullptr},
-    {"policy.push_to_hub", T::Bool, "false", "LeRobot's upload switch: shardkit never uploads, so only false is accepted (a no-op)", nullptr, nullptr, nullptr},
-    {"policy.repo_id", T::String, "", "LeRobot's Hub repository to push to: accepted and ignored, as shardkit never uploads", nullptr, nullptr, nullptr},
-    {"dataset.type", T::String, "synthetic", "Dataset plugin to read; --dataset.repo_id alone selects lerobot", nullptr, nullptr, nullptr},
-    {"num_workers", T::Int, "0", "LeRobot's data-loader workers: sets --dataset.num_workers when the dataset has that option (lerobot), else ignored with a notice", "0", nullptr, nullptr},
-    {"distributed_backend", T::String, "auto", "Backend plugin (or an alias, e.g. deepspeed); auto = the preferred backend that fits the mesh: one process, replicas, or sharded (single, ddp, fsdp)", nullptr, nullptr, nullptr},
-    {"checkpoint_format", T::String, "safetensors", "Checkpoint format plugin", nullptr, nullptr, nullptr},
-    {"steps", T::Int, "1000", "Loop steps (micro-batches per process) to train for", "1", nullptr, nullptr},
-    {"epochs", T::Int, "0", "Train for this many passes over the dataset instead of --steps (0: --steps decides); rounded up to whole optimizer updates", "0", nullptr, nullptr},
-    {"batch_size", T::Int, "8", "Samples per micro-batch per process", "1", nullptr, nullptr},
-    {"seed", T::Int, "1000", "Seed of model initialisation, data order and the synthetic task", "0", nullptr, nullptr},
-    {"log_freq", T::Int, "100", "Log every N loop steps", "1", nullptr, nullptr},
-    {"eval_freq", T::Int, "0", "Evaluate every N loop steps (at optimizer updates) on the dataset's validation split (--dataset.split=validation): mean loss and perplexity; 0 = no evaluation", "0", nullptr, nullptr},
-    {"wandb.enable", T::Bool, "false", "LeRobot's Weights & Biases switch: shardkit has no wandb logger, so only false is accepted (a no-op); see --logger.type", nullptr, nullptr, nullptr},
-    {"wandb.project", T::String, "", "LeRobot's Weights & Biases project: accepted and ignored (nothing is sent)", nullptr, nullptr, nullptr},
-    {"wandb.entity", T::String, "", "LeRobot's Weights & Biases entity: accepted and ignored (nothing is sent)", nullptr, nullptr, nullptr},
-    {"wandb.notes", T::String, "", "LeRobot's Weights & Biases notes: accepted and ignored (nothing is sent)", nullptr, nullptr, nullptr},
-    {"wandb.mode", T::String, "", "LeRobot's Weights & Biases mode (online, offline, disabled): accepted and ignored (nothing is sent)", nullptr, nullptr, nullptr},
-    {"logger.type", T::String, "jsonl", "Logger plugins, comma-separated: jsonl (metrics.jsonl, always on), tensorboard (event files in <output_dir>/tensorboard)", nullptr, nullptr, nullptr},
-    {"checkpoint.verify", T::Bool, "", "On resume, check every file of the checkpoint against the checksums of its manifest.json; unset = do so when the checkpoint has a manifest, false = compare sizes only (faster on large checkpoints), true = also refuse a checkpoint without a manifest", nullptr, nullptr, nullptr},
-    {"save_freq", T::Int, "1000", "Checkpoint every N loop steps (a multiple of the accumulation steps); the last step is always saved", "1", nullptr, nullptr},
-    {"save_checkpoint", T::Bool, "true", "Write checkpoints at all", nullptr, nullptr, nullptr},
-    {"output_dir", T::String, "", "Run folder; empty = outputs/train/<date>/<time>_<job_name>", nullptr, nullptr, nullptr},
-    {"job_name", T::String, "", "Name of the run; empty = the policy type", nullptr, nullptr, nullptr},
-    {"resume", T::Bool, "false", "Continue the run whose train_config.json is --config_path (or <output_dir>/checkpoints/last)", nullptr, nullptr, nullptr},
-    {"print_config", T::Bool, "false", "Print every resolved option with where its value came from (default, config file and line, flag, environment, saved config) and exit, without training or creating the output folder", nullptr, nullptr, nullptr},
-    {"dry_run", T::Bool, "false", "Print the per-rank memory plan for the backend and degrees given (--parallelism.*) and exit, without training or other processes", nullptr, nullptr, nullptr},
-    {"log_all_ranks", T::Bool, "false", "Print info lines from every rank (default: rank 0 only; every rank prints its warnings and errors)", nullptr, nullptr, nullptr},
-    {"num_threads", T::Int, "0", "Intra-op threads per process (0 = LibTorch's default)", "0", nullptr, nullptr},
-    {"plugins", T::String, "", "Extra plugin files, comma-separated (win over same-named plugins found elsewhere)", nullptr, nullptr, nullptr},
-    {"plugin_path", T::String, "", "Extra plugin folders, colon-separated", nullptr, nullptr, nullptr},
-    {"optimizer.type", T::String, "adamw", "Optimizer", nullptr, nullptr, "adamw"},
-    {"optimizer.lr", T::Float, "0.001", "Peak learning rate", "0", nullptr, nullptr},
-    {"optimizer.beta1", T::Float, "0.9", "AdamW beta1", "0", "0.999999", nullptr},
-    {"optimizer.beta2", T::Float, "0.999", "AdamW beta2", "0", "0.999999", nullptr},
-    {"optimizer.eps", T::Float, "1e-08", "AdamW epsilon", "0", nullptr, nullptr},
-    {"optimizer.weight_decay", T::Float, "0.01", "Decoupled weight decay", "0", nullptr, nullptr},
-    {"optimizer.grad_clip_norm", T::Float, "10.0", "Clip the global gradient norm to this (0 = no clipping)", "0", nullptr, nullptr},
-    {"scheduler.type", T::String, "constant", "Learning-rate schedule", nullptr, nullptr, "constant|cosine"},
-    {"scheduler.num_warmup_steps", T::Int, "0", "Linear warmup length in loop steps", "0", nullptr, nullptr},
-    {"scheduler.num_decay_steps", T::Int, "0", "Cosine decay length in loop steps (0 = --steps)", "0", nullptr, nullptr},
-    {"scheduler.decay_lr", T::Float, "0.0", "Learning rate at the end of the cosine decay", "0", nullptr, nullptr},
-    {"accelerator.mixed_precision", T::String, "no", "Mixed precision: no (fp32), bf16, or fp16 (with a dynamic loss scaler); the optimizer steps fp32 masters and checkpoints save them", nullptr, nullptr, "no|bf16|fp16"},
-    {"accelerator.fp16.init_scale", T::Float, "65536", "fp16: the loss scale to start from", "1", nullptr, nullptr},
-    {"accelerator.fp16.growth_interval", T::Int, "2000", "fp16: double the loss scale after this many updates without overflow", "1", nullptr, nullptr},
-    {"accelerator.gradient_accumulation.steps", T::Int, "1", "Micro-batches per optimizer update", "1", nullptr, nullptr},
-    {"peft.method_type", T::String, "", "PEFT method: LORA, the only one shardkit has (adapters on a frozen --policy.path base, saved as PEFT's adapter_model.safetensors); empty = no PEFT, unless another --peft.* option is given, which means LORA", nullptr, nullptr, nullptr},
-    {"peft.r", T::Int, "16", "LoRA rank", "1", nullptr, nullptr},
-    {"peft.lora_alpha", T::Float, "8", "LoRA alpha: the adapters are scaled by lora_alpha / r (PEFT's default, 8)", "0", nullptr, nullptr},
-    {"peft.lora_dropout", T::Float, "0.0", "Dropout on the LoRA adapters' input in training", "0", "0.999", nullptr},
-    {"peft.target_modules", T::String, "", "Modules that get LoRA adapters: comma-separated module-name suffixes (q_proj,v_proj) or all-linear (every LoRA-capable linear layer but lm_head; attention modules only when named); empty = the policy's default (llama: q_proj,v_proj; act: its encoder and decoder attention, state projections and action head)", nullptr, nullptr, nullptr},
-    {"peft.full_training_modules", T::String, "", "Modules trained whole beside the adapters, comma-separated name suffixes (PEFT's modules_to_save, e.g. lm_head)", nullptr, nullptr, nullptr},
-    {"peft.adapter_path", T::String, "", "A LoRA adapter to train further (the pretrained_model folder of a LoRA run's checkpoint) on the --policy.path base, as PEFT's is_trainable=True; --policy.path=<that folder> alone sets both, the base from its adapter_config.json's base_model_name_or_path and the --peft.* options not given from its LoRA options", nullptr, nullptr, nullptr},
-    {"peft.merge", T::Bool, "false", "At the end of training also write the merged full weights (W + B A lora_alpha / r) as <output_dir>/merged_model/model.safetensors with config.json, which transformers loads", nullptr, nullptr, nullptr},
-    {"parallelism.dp_replicate", T::Int, "1", "Data-parallel replicas (untouched degrees on W processes = W replicas, plain DDP)", "1", nullptr, nullptr},
-    {"parallelism.dp_shard", T::Int, "1", "Ranks each parameter is sharded over (-1 = fill the world size)", "-1", nullptr, nullptr},
-    {"distributed.comm", T::String, "auto", "Transport plugin (comm kind); auto = gloo for cpu, nccl for cuda", nullptr, nullptr, nullptr},
-    {"distributed.timeout_s", T::Float, "600", "Seconds any collective or rendezvous may wait before the run fails", "0.1", nullptr, nullptr},
-    {"distributed.collective_ledger", T::Bool, "true", "Record every rank's collectives; a stuck or mismatched one is reported naming the ranks (docs/distributed.md)", nullptr, nullptr, nullptr},
-    {"distributed.check_collectives", T::Bool, "true", "Compare the ranks' collective sequences at every optimizer step (one small all-reduce); needs the ledger", nullptr, nullptr, nullptr},
+
+/// One option of TrainOptions: its spec and how its value reaches its member.
+struct OptionBinding {
+  OptionSpec spec;
+  std::function<void(const Config&, TrainOptions&)> read;
+};
+
+template <class T>
+constexpr OptionType option_type() {
+  if constexpr (std::is_same_v<T, std::string>) return OptionType::String;
+  if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::optional<bool>>) return OptionType::Bool;
+  if constexpr (std::is_same_v<T, std::int64_t>) return OptionType::Int;
+  if constexpr (std::is_same_v<T, double>) return OptionType::Float;
+}
+
+template <class T>
+T value_of(const Config& config, const char* name) {
+  if constexpr (std::is_same_v<T, std::string>) return config.get_string(name);
+  if constexpr (std::is_same_v<T, bool>) return config.get_bool(name);
+  if constexpr (std::is_same_v<T, std::optional<bool>>)
+    return config.has(name) ? std::optional(config.get_bool(name)) : std::nullopt;
+  if constexpr (std::is_same_v<T, std::int64_t>) return config.get_int(name);
+  if constexpr (std::is_same_v<T, double>) return config.get_float(name);
+}
+
+template <class T>
+OptionBinding option(const char* name, T TrainOptions::*member, const char* default_value, const char* help,
+                   const char* min = nullptr, const char* max = nullptr, const char* choices = nullptr) {
+  return {{name, option_type<T>(), default_value, help, min, max, choices},
+          [name, member](const Config& config, TrainOptions& options) {
+            options.*member = value_of<T>(config, name);
+          }};
+}
+
+using O = TrainOptions;
+const std::vector<OptionBinding> kBindings = {
+    option("policy.type", &O::policy_type, "mlp", "Policy plugin to train"),
+    option("policy.device", &O::policy_device, "cpu", "Torch device: cpu or cuda (cuda:LOCAL_RANK per process)"),
+    option("policy.path", &O::policy_path, "", "Start from the weights in this pretrained_model folder"),
+    option("policy.push_to_hub", &O::policy_push_to_hub, "false", "LeRobot's upload switch: shardkit never uploads, so only false is accepted (a no-op)"),
+    option("policy.repo_id", &O::policy_repo_id, "", "LeRobot's Hub repository to push to: accepted and ignored, as shardkit never uploads"),
+    option("dataset.type", &O::dataset_type, "synthetic", "Dataset plugin to read; --dataset.repo_id alone selects lerobot"),
+    option("num_workers", &O::num_workers, "0", "LeRobot's data-loader workers: sets --dataset.num_workers when the dataset has that option (lerobot), else ignored with a notice", "0"),
+    option("distributed_backend", &O::distributed_backend, "auto", "Backend plugin (or an alias, e.g. deepspeed); auto = the preferred backend that fits the mesh: one process, replicas, or sharded (single, ddp, fsdp)"),
+    option("checkpoint_format", &O::checkpoint_format, "safetensors", "Checkpoint format plugin"),
+    option("steps", &O::steps, "1000", "Loop steps (micro-batches per process) to train for", "1"),
+    option("epochs", &O::epochs, "0", "Train for this many passes over the dataset instead of --steps (0: --steps decides); rounded up to whole optimizer updates", "0"),
+    option("batch_size", &O::batch_size, "8", "Samples per micro-batch per process", "1"),
+    option("seed", &O::seed, "1000", "Seed of model initialisation, data order and the synthetic task", "0"),
+    option("log_freq", &O::log_freq, "100", "Log every N loop steps", "1"),
+    option("eval_freq", &O::eval_freq, "0", "Evaluate every N loop steps (at optimizer updates) on the dataset's validation split (--dataset.split=validation): mean loss and perplexity; 0 = no evaluation", "0"),
+    option("wandb.enable", &O::wandb_enable, "false", "LeRobot's Weights & Biases switch: shardkit has no wandb logger, so only false is accepted (a no-op); see --logger.type"),
+    option("wandb.project", &O::wandb_project, "", "LeRobot's Weights & Biases project: accepted and ignored (nothing is sent)"),
+    option("wandb.entity", &O::wandb_entity, "", "LeRobot's Weights & Biases entity: accepted and ignored (nothing is sent)"),
+    option("wandb.notes", &O::wandb_notes, "", "LeRobot's Weights & Biases notes: accepted and ignored (nothing is sent)"),
+    option("wandb.mode", &O::wandb_mode, "", "LeRobot's Weights & Biases mode (online, offline, disabled): accepted and ignored (nothing is sent)"),
+    option("logger.type", &O::logger_type, "jsonl", "Logger plugins, comma-separated: jsonl (metrics.jsonl, always on), tensorboard (event files in <output_dir>/tensorboard)"),
+    option("checkpoint.verify", &O::checkpoint_verify, "", "On resume, check every file of the checkpoint against the checksums of its manifest.json; unset = do so when the checkpoint has a manifest, false = compare sizes only (faster on large checkpoints), true = also refuse a checkpoint without a manifest"),
+    option("save_freq", &O::save_freq, "1000", "Checkpoint every N loop steps (a multiple of the accumulation steps); the last step is always saved", "1"),
+    option("save_checkpoint", &O::save_checkpoint, "true", "Write checkpoints at all"),
+    option("output_dir", &O::output_dir, "", "Run folder; empty = outputs/train/<date>/<time>_<job_name>"),
+    option("job_name", &O::job_name, "", "Name of the run; empty = the policy type"),
+    option("resume", &O::resume, "false", "Continue the run whose train_config.json is --config_path (or <output_dir>/checkpoints/last)"),
+    option("print_config", &O::print_config, "false", "Print every resolved option with where its value came from (default, config file and line, flag, environment, saved config) and exit, without training or creating the output folder"),
+    option("dry_run", &O::dry_run, "false", "Print the per-rank memory plan for the backend and degrees given (--parallelism.*) and exit, without training or other processes"),
+    option("log_all_ranks", &O::log_all_ranks, "false", "Print info lines from every rank (default: rank 0 only; every rank prints its warnings and errors)"),
+    option("num_threads", &O::num_threads, "0", "Intra-op threads per process (0 = LibTorch's default)", "0"),
+    option("plugins", &O::plugins, "", "Extra plugin files, comma-separated (win over same-named plugins found elsewhere)"),
+    option("plugin_path", &O::plugin_path, "", "Extra plugin folders, colon-separated"),
+    option("optimizer.type", &O::optimizer_type, "adamw", "Optimizer", nullptr, nullptr, "adamw"),
+    option("optimizer.lr", &O::optimizer_lr, "0.001", "Peak learning rate", "0"),
+    option("optimizer.beta1", &O::optimizer_beta1, "0.9", "AdamW beta1", "0", "0.999999"),
+    option("optimizer.beta2", &O::optimizer_beta2, "0.999", "AdamW beta2", "0", "0.999999"),
+    option("optimizer.eps", &O::optimizer_eps, "1e-08", "AdamW epsilon", "0"),
+    option("optimizer.weight_decay", &O::optimizer_weight_decay, "0.01", "Decoupled weight decay", "0"),
+    option("optimizer.grad_clip_norm", &O::optimizer_grad_clip_norm, "10.0", "Clip the global gradient norm to this (0 = no clipping)", "0"),
+    option("scheduler.type", &O::scheduler_type, "constant", "Learning-rate schedule", nullptr, nullptr, "constant|cosine"),
+    option("scheduler.num_warmup_steps", &O::scheduler_num_warmup_steps, "0", "Linear warmup length in loop steps", "0"),
+    option("scheduler.num_decay_steps", &O::scheduler_num_decay_steps, "0", "Cosine decay length in loop steps (0 = --steps)", "0"),
+    option("scheduler.decay_lr", &O::scheduler_decay_lr, "0.0", "Learning rate at the end of the cosine decay", "0"),
+    option("accelerator.mixed_precision", &O::accelerator_mixed_precision, "no", "Mixed precision: no (fp32), bf16, or fp16 (with a dynamic loss scaler); the optimizer steps fp32 masters and checkpoints save them", nullptr, nullptr, "no|bf16|fp16"),
+    option("accelerator.fp16.init_scale", &O::accelerator_fp16_init_scale, "65536", "fp16: the loss scale to start from", "1"),
+    option("accelerator.fp16.growth_interval", &O::accelerator_fp16_growth_interval, "2000", "fp16: double the loss scale after this many updates without overflow", "1"),
+    option("accelerator.gradient_accumulation.steps", &O::accelerator_gradient_accumulation_steps, "1", "Micro-batches per optimizer update", "1"),
+    option("peft.method_type", &O::peft_method_type, "", "PEFT method: LORA, the only one shardkit has (adapters on a frozen --policy.path base, saved as PEFT's adapter_model.safetensors); empty = no PEFT, unless another --peft.* option is given, which means LORA"),
+    option("peft.r", &O::peft_r, "16", "LoRA rank", "1"),
+    option("peft.lora_alpha", &O::peft_lora_alpha, "8", "LoRA alpha: the adapters are scaled by lora_alpha / r (PEFT's default, 8)", "0"),
+    option("peft.lora_dropout", &O::peft_lora_dropout, "0.0", "Dropout on the LoRA adapters' input in training", "0", "0.999"),
+    option("peft.target_modules", &O::peft_target_modules, "", "Modules that get LoRA adapters: comma-separated module-name suffixes (q_proj,v_proj) or all-linear (every LoRA-capable linear layer but lm_head; attention modules only when named); empty = the policy's default (llama: q_proj,v_proj; act: its encoder and decoder attention, state projections and action head)"),
+    option("peft.full_training_modules", &O::peft_full_training_modules, "", "Modules trained whole beside the adapters, comma-separated name suffixes (PEFT's modules_to_save, e.g. lm_head)"),
+    option("peft.adapter_path", &O::peft_adapter_path, "", "A LoRA adapter to train further (the pretrained_model folder of a LoRA run's checkpoint) on the --policy.path base, as PEFT's is_trainable=True; --policy.path=<that folder> alone sets both, the base from its adapter_config.json's base_model_name_or_path and the --peft.* options not given from its LoRA options"),
+    option("peft.merge", &O::peft_merge, "false", "At the end of training also write the merged full weights (W + B A lora_alpha / r) as <output_dir>/merged_model/model.safetensors with config.json, which transformers loads"),
+    option("parallelism.dp_replicate", &O::parallelism_dp_replicate, "1", "Data-parallel replicas (untouched degrees on W processes = W replicas, plain DDP)", "1"),
+    option("parallelism.dp_shard", &O::parallelism_dp_shard, "1", "Ranks each parameter is sharded over (-1 = fill the world size)", "-1"),
+    option("distributed.comm", &O::distributed_comm, "auto", "Transport plugin (comm kind); auto = gloo for cpu, nccl for cuda"),
+    option("distributed.timeout_s", &O::distributed_timeout_s, "600", "Seconds any collective or rendezvous may wait before the run fails", "0.1"),
+    option("distributed.collective_ledger", &O::distributed_collective_ledger, "true", "Record every rank's collectives; a stuck or mismatched one is reported naming the ranks (docs/distributed.md)"),
+    option("distributed.check_collectives", &O::distributed_check_collectives, "true", "Compare the ranks' collective sequences at every optimizer step (one small all-reduce); needs the ledger"),
 };
 }  // namespace
 
-const std::vector<OptionSpec>& core_options() { return kCoreOptions; }
+const std::vector<OptionSpec>& core_options() {
+  static const auto specs = [] {
+    std::vector<OptionSpec> out;
+    for (const auto& binding : kBindings) out.push_back(binding.spec);
+    return out;
+  }();
+  return specs;
+}
+
+std::string default_of(const std::string& name) {
+  for (const auto& binding : kBindings)
+    if (name == binding.spec.name) return binding.spec.default_value;
+  throw std::logic_error("shardkit-train declares no option '" + name + "'");
+}
+
+TrainOptions TrainOptions::from(const Config& config) {
+  TrainOptions options;
+  for (const auto& binding : kBindings) binding.read(config, options);
+  return options;
+}
 
 std::string option_prefix(const std::string& kind, const std::string& name) {
   const auto* k = find_plugin_kind(kind);
@@ -135,7 +191,7 @@ std::vector<std::string> resolve_loggers(const std::string& requested) {
 
 Schema build_schema(const Registry& registry, const Selection& selection) {
   Schema schema;
-  schema.add("", kCoreOptions.data(), kCoreOptions.size(), "core");
+  schema.add("", core_options().data(), core_options().size(), "core");
   schema.allow_extra("config_path");
   schema.allow_extra("help");
   for (const auto& kind : plugin_kind_table()) {

@@ -51,43 +51,41 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   auto log = logger();
   // Counted from here on, so the end of the run can report the peak of tensor memory.
   if (runtime_.device == "cpu") install_cpu_tensor_counter();
-  steps_ = config_.get_int("steps");
-  batch_size_ = config_.get_int("batch_size");
-  accum_ = config_.get_int("accelerator.gradient_accumulation.steps");
-  log_freq_ = config_.get_int("log_freq");
-  save_freq_ = config_.get_int("save_freq");
-
+  options_ = TrainOptions::from(config_);
   join_run(mesh);
-  output_dir_ = config_.get_string("output_dir");
+  output_dir_ = options_.output_dir;
   if (output_dir_.empty()) {
     // The default folder is named after the clock: rank 0's name for everyone.
-    output_dir_ =
-        from_rank0(mesh_->world(), default_output_dir(config_.get_string("job_name"), std::time(nullptr)));
+    output_dir_ = from_rank0(mesh_->world(), default_output_dir(options_.job_name, std::time(nullptr)));
     config_.set("output_dir", output_dir_);
   }
   check_same_config(mesh_->world(), config_);
   make_paths_absolute(config_, provenance_);  // after the comparison: each rank's own working directory
+  options_ = TrainOptions::from(config_);     // with the absolute paths
+  steps_ = options_.steps;
+  batch_size_ = options_.batch_size;
+  accum_ = options_.accelerator_gradient_accumulation_steps;
   rank0_verdict(mesh_->world(), [this] { return run_lock_.acquire(output_dir_); });
   if (runtime_.is_main())
     for (const auto& line : remove_unfinished_saves((fs::path(output_dir_) / "checkpoints").string()))
       log->info("{}", line);
   agree_on_start(mesh_->world(), output_dir_, runtime_.restart_count, resume_dir);
   // A PEFT run's checkpoints need its base again: they record it, and a resume checks it.
-  if (peft_enabled(config_) && !config_.get_string("policy.path").empty())  // else refused with the PEFT options
-    base_record_ = base_model_record_at_start(mesh_->world(), config_.get_string("policy.path"), resume_dir);
+  if (peft_enabled(config_) && !options_.policy_path.empty())  // else refused with the PEFT options
+    base_record_ = base_model_record_at_start(mesh_->world(), options_.policy_path, resume_dir);
 
-  const auto threads = config_.get_int("num_threads");
+  const auto threads = options_.num_threads;
   if (threads > 0) torch::set_num_threads(static_cast<int>(threads));
   if (runtime_.device == "cpu" && !keep_freed_memory_in_process())
     log->debug("CPU memory: the C library is not glibc; freed tensor memory goes back to the system as it likes");
-  torch::manual_seed(static_cast<std::uint64_t>(config_.get_int("seed")));
+  torch::manual_seed(static_cast<std::uint64_t>(options_.seed));
 
   dataset_ = registry_.create_as<Dataset>("dataset", selection_.dataset,
                                           context_for("dataset", selection_.dataset));
-  if (const auto epochs = config_.get_int("epochs"); epochs > 0) steps_ = steps_for_epochs(epochs);
+  if (const auto epochs = options_.epochs; epochs > 0) steps_ = steps_for_epochs(epochs);
   auto policy_context = context_for("policy", selection_.policy);
   policy_context.features = dataset_->features();
-  if (const auto path = config_.get_string("policy.path"); !path.empty()) {
+  if (const auto path = options_.policy_path; !path.empty()) {
     policy_context.features = features_for_saved_policy(path, policy_context.features, selection_.dataset);
     check_processor_files(path);
   }
@@ -130,23 +128,23 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   optimizer_ = std::make_unique<AdamW>(backend_->parameters(), adam,
                                        Replicas::among(mesh_->world().rank(), mesh_->world().size()));
   scheduler_ = std::make_unique<Scheduler>(scheduler_options(config_, steps_, adam.lr));
-  if (resolve_precision(config_.get_string("accelerator.mixed_precision")).needs_loss_scaler())
-    scaler_ = std::make_unique<LossScaler>(config_.get_float("accelerator.fp16.init_scale"),
-                                           config_.get_int("accelerator.fp16.growth_interval"));
+  if (resolve_precision(options_.accelerator_mixed_precision).needs_loss_scaler())
+    scaler_ = std::make_unique<LossScaler>(options_.accelerator_fp16_init_scale,
+                                           options_.accelerator_fp16_growth_interval);
 
   // Batches are read and normalized (LeRobot's preprocessor) two steps ahead, off the training thread.
   LoaderOptions loading;
   if (normalizer_.active()) loading.transform = [this](Batch& batch) { normalizer_.normalize(batch); };
   loading.prefetch = 2;
   loader_ = std::make_unique<DataLoader>(*dataset_, batch_size_,
-                                         static_cast<std::uint64_t>(config_.get_int("seed")),
+                                         static_cast<std::uint64_t>(options_.seed),
                                          mesh_->dp_group().rank(), mesh_->dp_group().size(), std::move(loading));
   checkpoints_ = std::make_unique<CheckpointManager>(
       registry_, config_, provenance_, runtime_, *mesh_,
       CheckpointedParts{*backend_, *policy_, *optimizer_, *scheduler_, scaler_.get(), *loader_, normalizer_, lora_,
                         lora_summary_},
       CheckpointedRun{output_dir_, steps_, batch_size_, accum_, base_record_}, selection_.checkpoint_format);
-  if (const auto every = config_.get_int("eval_freq"); every > 0)
+  if (const auto every = options_.eval_freq; every > 0)
     evaluation_ = std::make_unique<Evaluation>(registry_, config_, runtime_, selection_.dataset, *policy_, every, accum_);
   std::vector<std::shared_ptr<MetricsLogger>> loggers;
   if (runtime_.is_main()) {
@@ -157,14 +155,14 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   }
 
   // A PEFT checkpoint holds only the adapter: on resume its frozen base comes again from --policy.path.
-  if (const auto path = config_.get_string("policy.path"); !path.empty() && (resume_dir.empty() || lora_))
+  if (const auto path = options_.policy_path; !path.empty() && (resume_dir.empty() || lora_))
     checkpoints_->load_weights(path);
   if (!resume_dir.empty())
     resumed_ = checkpoints_->resume(resume_dir);
-  else if (const auto adapter = config_.get_string("peft.adapter_path"); lora_ && !adapter.empty())
+  else if (const auto adapter = options_.peft_adapter_path; lora_ && !adapter.empty())
     checkpoints_->load_adapter(adapter);
   for (const auto& l : loggers) l->start(LoggerStart{output_dir_, resumed_.step});
-  metrics_ = std::make_unique<MetricsProcessor>(steps_, log_freq_, batch_size_, std::move(loggers));
+  metrics_ = std::make_unique<MetricsProcessor>(steps_, options_.log_freq, batch_size_, std::move(loggers));
 
   std::int64_t num_params = 0;
   for (const auto& p : policy_->parameters()) num_params += p.numel();
@@ -210,14 +208,14 @@ void Trainer::join_run(const MeshShape& shape) {
     return;
   }
   comm_ = registry_.create_as<Comm>("comm", selection_.comm, context_for("comm", selection_.comm));
-  const double timeout_s = config_.get_float("distributed.timeout_s");
+  const double timeout_s = options_.distributed_timeout_s;
   logger()->debug("joining the run at {}:{} ({} of {}, timeout {} s)", runtime_.master_addr,
                   runtime_.master_port, runtime_.rank, runtime_.world_size, timeout_s);
   comm_->init(CommInit::from_runtime(runtime_, timeout_s));
   mesh_ = std::make_unique<DeviceMesh>(shape, runtime_.rank, comm_.get());
-  if (config_.get_bool("distributed.collective_ledger")) {
+  if (options_.distributed_collective_ledger) {
     ledger::Options options;
-    options.check_steps = config_.get_bool("distributed.check_collectives");
+    options.check_steps = options_.distributed_check_collectives;
     ledger_ = std::make_shared<ledger::Ledger>(comm_->store(), runtime_.rank, runtime_.world_size,
                                                selection_.backend, options);
     mesh_->wrap_groups([this](std::shared_ptr<CommGroup> group) { return ledger_->wrap(std::move(group)); });
@@ -244,10 +242,10 @@ double Trainer::epochs_done() const {
 
 int Trainer::run() {
   auto log = logger();
-  const bool save = config_.get_bool("save_checkpoint");
+  const bool save = options_.save_checkpoint;
   const auto device = torch::Device(runtime_.device);
   TrainStep train_step({*backend_, *policy_, *optimizer_, *scheduler_, scaler_.get(), mesh_->world(), mesh_->dp_group()},
-                       accum_, config_.get_float("optimizer.grad_clip_norm"), resumed_.step);
+                       accum_, options_.optimizer_grad_clip_norm, resumed_.step);
   policy_->train();
   metrics_->start(resumed_.step, resumed_.window);
   const auto normalize = [this](Batch& batch) {
@@ -274,7 +272,7 @@ int Trainer::run() {
     if (metrics_->due(done, update, !evaluated.empty()))
       metrics_->write_line(done, {epochs_done(), train_step.lr(), train_step.grad_norm(), std::move(evaluated)},
                            mesh_->world());
-    const bool saved_now = save && (done % save_freq_ == 0 || done == steps_);
+    const bool saved_now = save && (done % options_.save_freq == 0 || done == steps_);
     if (saved_now) checkpoints_->save(done, metrics_->window());
     if (const int sig = update && done < steps_ ? stop_requested() : 0) {
       if (save && !saved_now) checkpoints_->save(done, metrics_->window());
@@ -286,7 +284,7 @@ int Trainer::run() {
     }
   }
   metrics_->finish();
-  if (lora_ && config_.get_bool("peft.merge")) checkpoints_->save_merged_model();
+  if (lora_ && options_.peft_merge) checkpoints_->save_merged_model();
   log->info("training done: {} steps in {:.1f} s", steps_ - resumed_.step, metrics_->elapsed_s());
   if (cpu_tensor_counter_installed())
     log->info("peak CPU tensor memory while training: {} ({} bytes) on rank {}", format_bytes(cpu_tensor_peak()),

@@ -66,12 +66,13 @@ class Trainer {
 
   RunLock run_lock_;  ///< first member: released (and a failed start cleaned up) last
   Config config_;
+  TrainOptions options_;  ///< config_'s values of shardkit-train's own options
   Provenance provenance_;
   const Registry& registry_;
   Runtime runtime_;
   Selection selection_;
   std::string output_dir_;
-  std::int64_t steps_, batch_size_, accum_, log_freq_, save_freq_;
+  std::int64_t steps_, batch_size_, accum_;  ///< steps_ as --epochs makes it
   ResumePoint resumed_;  ///< where training starts: step 0, or the checkpoint's step and log window
 
   std::shared_ptr<Comm> comm_;

@@ -1,7 +1,7 @@
 // Bad input to the text dataset: each error names the file, line, column or flag involved.
-#include <catch2/catch.hpp>
+#include "text_test_util.hpp"  // before Catch (it brings LibTorch): CHECK is Catch's
 
-#include "text_test_util.hpp"
+#include <catch2/catch.hpp>
 
 using namespace shardkit::test;
 

@@ -11,6 +11,7 @@
 
 #include "../../../apps/shardkit-train/src/config_provenance.hpp"
 #include "shardkit/config.hpp"
+#include "shardkit/config_resolution.hpp"
 #include "shardkit/mesh.hpp"
 #include "shardkit/runtime.hpp"
 
@@ -31,9 +32,12 @@ Config three_layer_config() {
   return config;
 }
 
-/// The values record_resolved_values reads, as a run that gave none of them has them.
+/// Every trainer option at its default, with the values record_resolved_values reads as a run
+/// that gave none of them has them.
 Config defaults_before_resolution() {
-  Config config;
+  shardkit::Schema schema;
+  schema.add("", shardkit::train::core_options().data(), shardkit::train::core_options().size(), "core");
+  auto config = shardkit::resolve_all(schema, {}, {}).config;
   config.set("parallelism.dp_replicate", std::int64_t{1});
   config.set("parallelism.dp_shard", std::int64_t{1});
   config.set("distributed_backend", std::string("auto"));

@@ -10,6 +10,8 @@
 
 #include "../../../apps/shardkit-train/src/optimizer_setup.hpp"
 #include "../../../apps/shardkit-train/src/run_folder.hpp"
+#include "../../../apps/shardkit-train/src/train_options.hpp"
+#include "shardkit/config_resolution.hpp"
 #include "shardkit/error.hpp"
 #include "test_support.hpp"
 
@@ -35,8 +37,11 @@ void in_directory(const std::string& dir, Body body) {
   fs::current_path(before);
 }
 
+/// Every shardkit-train option at its default, then the values the cases below expect.
 Config optimizer_values() {
-  Config config;
+  shardkit::Schema schema;
+  schema.add("", shardkit::train::core_options().data(), shardkit::train::core_options().size(), "core");
+  auto config = shardkit::resolve_all(schema, {}, {}).config;
   config.set("optimizer.lr", 1e-3);
   config.set("optimizer.beta1", 0.9);
   config.set("optimizer.beta2", 0.999);
