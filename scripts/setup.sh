@@ -16,8 +16,11 @@ TORCH_PIN=2.15.0
 # library names carry the major version (libarrow.so.2600), so it is pinned.
 PYARROW_PIN=26.0.1
 # transformers, peft and tokenizers are the language-model peers (llama, LoRA, tokenizer.json);
-# tensorboard reads back the event files of the tensorboard logger.
-PYTHON_PEERS=(safetensors numpy "pyarrow==$PYARROW_PIN" transformers peft tokenizers tensorboard)
+# tensorboard reads back the event files of the tensorboard logger; accelerate's launcher starts
+# shardkit-train as LeRobot's guide does (pinned: its launch flags are what the tests exercise).
+ACCELERATE_PIN=1.16.0
+PYTHON_PEERS=(safetensors numpy "pyarrow==$PYARROW_PIN" transformers peft tokenizers tensorboard
+              "accelerate==$ACCELERATE_PIN")
 
 DEBIAN_PACKAGES=(cmake ninja-build g++ ccache pkg-config libgloo-dev libboost1.81-dev
   libboost-json1.81-dev libtomlplusplus-dev libspdlog-dev catch2 python3 python3-venv
@@ -59,7 +62,7 @@ if [ "${found%%+*}" != "$TORCH_PIN" ]; then
     exit 1
   fi
 fi
-if ! "$PY" -c "import safetensors, numpy, pyarrow, transformers, peft, tokenizers, tensorboard; assert pyarrow.__version__ == '$PYARROW_PIN'" 2>/dev/null; then
+if ! "$PY" -c "import safetensors, numpy, pyarrow, transformers, peft, tokenizers, tensorboard, accelerate; assert pyarrow.__version__ == '$PYARROW_PIN'; assert accelerate.__version__ == '$ACCELERATE_PIN'" 2>/dev/null; then
   echo "[setup] installing the Python peers into $VENV: ${PYTHON_PEERS[*]}"
   "$PY" -m pip install -q "${PYTHON_PEERS[@]}"
 fi

@@ -41,6 +41,13 @@ constexpr const char* kUsage =
     "  --grace-period-s=SECONDS  between SIGTERM and SIGKILL when stopping workers (default 30)\n"
     "  --monitor-interval=SECONDS  how often to check workers (default 0.1)\n"
     "  --no-python             accepted: PROGRAM is always executed as is\n"
+    "accelerate launch's spellings of the same (not mixed with torchrun's for one thing):\n"
+    "  --num-processes=N       processes in all, over --num-machines (default 1)\n"
+    "  --num-machines=M, --machine-rank=K, --main-process-ip=HOST, --main-process-port=PORT\n"
+    "  --num-cpu-threads-per-process=N  OMP_NUM_THREADS of each worker\n"
+    "  --multi-gpu, --cpu, --same-network, --mixed-precision=no  accepted (the program picks\n"
+    "                          its device and precision: shardkit-train's --policy.device and\n"
+    "                          --accelerator.mixed_precision)\n"
     "  --redirects=..., --tee=...  accepted and ignored (output is always prefixed and relayed)\n"
     "  --help                  this text\n"
     "\n"
@@ -62,6 +69,12 @@ const std::map<std::string, Arity>& known_flags() {
       {"no-python", Arity::Bool},       {"redirects", Arity::Value},
       {"tee", Arity::Value},            {"timeout-s", Arity::Value},
       {"grace-period-s", Arity::Value}, {"help", Arity::Bool},
+      // accelerate launch's spellings (apply_accelerate_flags)
+      {"num-processes", Arity::Value},  {"num-machines", Arity::Value},
+      {"machine-rank", Arity::Value},   {"main-process-ip", Arity::Value},
+      {"main-process-port", Arity::Value}, {"num-cpu-threads-per-process", Arity::Value},
+      {"multi-gpu", Arity::Bool},       {"cpu", Arity::Bool},
+      {"same-network", Arity::Bool},    {"mixed-precision", Arity::Value},
   };
   return flags;
 }
@@ -153,6 +166,49 @@ std::string random_run_id() {
   return id;
 }
 
+/// accelerate launch's flags, rewritten as the torchrun flags that mean the same, in `given`
+/// (canonical name -> value). Giving both spellings of one thing is an error naming both.
+void apply_accelerate_flags(std::map<std::string, std::string>& given, std::vector<std::string>& notes) {
+  const auto take = [&](const char* accelerate, const char* torchrun) {
+    const auto it = given.find(accelerate);
+    if (it == given.end()) return;
+    if (given.count(torchrun))
+      throw ConfigError(std::string("--") + accelerate + "=" + it->second + " and --" + torchrun + "=" +
+                        given[torchrun] + " set the same thing (accelerate's and torchrun's spelling): give one");
+    given[torchrun] = it->second;
+    given.erase(it);
+  };
+  take("num-machines", "nnodes");
+  take("machine-rank", "node-rank");
+  take("main-process-ip", "master-addr");
+  take("main-process-port", "master-port");
+  if (const auto it = given.find("num-processes"); it != given.end()) {
+    if (given.count("nproc-per-node"))
+      throw ConfigError("--num-processes=" + it->second + " and --nproc-per-node=" + given["nproc-per-node"] +
+                        " set the same thing (accelerate's total and torchrun's per node): give one");
+    const int total = parse_int("--num-processes", it->second);
+    const int machines = given.count("nnodes") ? parse_int("--num-machines", given["nnodes"]) : 1;
+    if (total < 1 || machines < 1 || total % machines != 0)
+      throw ConfigError("--num-processes=" + it->second + " is accelerate's number of processes over all " +
+                        std::to_string(machines) + " machine(s) (--num-machines): it must be a positive multiple of it");
+    given["nproc-per-node"] = std::to_string(total / machines);
+    given.erase(it);
+  }
+  if (const auto it = given.find("mixed-precision"); it != given.end()) {
+    if (it->second != "no")
+      throw ConfigError("--mixed-precision=" + it->second + ": the launcher does not set the program's precision; "
+                        "give shardkit-train --accelerator.mixed_precision=" + it->second + " instead");
+    given.erase(it);
+  }
+  for (const char* accepted : {"multi-gpu", "cpu", "same-network"})
+    if (const auto it = given.find(accepted); it != given.end()) {
+      parse_bool(std::string("--") + accepted, it->second);
+      notes.push_back(std::string("--") + accepted + " accepted: every worker runs the program as given (its own "
+                      "flags choose the device)");
+      given.erase(it);
+    }
+}
+
 }  // namespace
 
 const char* launch_usage() { return kUsage; }
@@ -200,6 +256,7 @@ LaunchOptions parse_launch_options(const std::vector<std::string>& args) {
   }
 
   LaunchOptions options;
+  apply_accelerate_flags(given, options.ignored_notes);
   options.program.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
   auto value = [&](const char* name) -> std::optional<std::string> {
     const auto it = given.find(name);
@@ -259,6 +316,11 @@ LaunchOptions parse_launch_options(const std::vector<std::string>& args) {
   if (auto v = value("grace-period-s"))
     options.grace_period_s = parse_seconds("--grace-period-s", *v, true);
   if (auto v = value("no-python")) parse_bool("--no-python", *v);
+  if (auto v = value("num-cpu-threads-per-process")) {
+    options.omp_threads = parse_int("--num-cpu-threads-per-process", *v);
+    if (options.omp_threads < 1)
+      throw ConfigError("--num-cpu-threads-per-process=" + *v + ": need at least one thread");
+  }
   for (const char* name : {"redirects", "tee"})
     if (auto v = value(name))
       options.ignored_notes.push_back(std::string("--") + name + "=" + *v +

@@ -25,6 +25,7 @@ struct LaunchOptions {
   double monitor_interval_s = 0.1;      ///< --monitor-interval
   double timeout_s = 900;               ///< --timeout-s: rendezvous and store waits
   double grace_period_s = 30;           ///< --grace-period-s: SIGTERM -> SIGKILL delay
+  int omp_threads = 0;                  ///< accelerate's --num-cpu-threads-per-process (0 = not given)
   bool help = false;                    ///< --help
   std::vector<std::string> program;     ///< the program, then its arguments
   /// Flags that were accepted but change nothing, one note each (printed at debug level).
@@ -35,7 +36,9 @@ struct LaunchOptions {
 
 /// Parses argv[1..]. Launcher flags come first, in `--flag=value` or `--flag value` form,
 /// each spelled with dashes or underscores; the first argument that is not a flag (or
-/// everything after `--`) is the program. Throws shardkit::ConfigError naming the flag,
+/// everything after `--`) is the program. torchrun's flags, or `accelerate launch`'s for the
+/// same things (--num-processes, the total over --num-machines; --machine-rank,
+/// --main-process-ip, --main-process-port; --multi-gpu, --cpu, --same-network accepted). Throws shardkit::ConfigError naming the flag,
 /// the value and what is allowed; an unknown flag gets a "did you mean".
 LaunchOptions parse_launch_options(const std::vector<std::string>& args);
 

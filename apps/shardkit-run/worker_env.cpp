@@ -9,8 +9,7 @@ extern char** environ;
 namespace shardkit::run {
 
 bool omp_threads_default(const LaunchOptions& options) {
-  (void)options;
-  return std::getenv("OMP_NUM_THREADS") == nullptr;
+  return options.omp_threads == 0 && std::getenv("OMP_NUM_THREADS") == nullptr;
 }
 
 std::vector<std::string> worker_environment(const LaunchOptions& options, const WorkerPlace& place) {
@@ -37,6 +36,7 @@ std::vector<std::string> worker_environment(const LaunchOptions& options, const 
       {"SHARDKIT_LAUNCHER_PREFIXES_RANKS", "1"},
   };
   if (omp_threads_default(options)) set["OMP_NUM_THREADS"] = "1";
+  if (options.omp_threads > 0) set["OMP_NUM_THREADS"] = std::to_string(options.omp_threads);
 
   std::vector<std::string> env;
   for (char** entry = environ; entry && *entry; ++entry) {

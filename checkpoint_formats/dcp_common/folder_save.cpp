@@ -24,6 +24,7 @@
 #include "shardkit/error.hpp"
 #include "shardkit/error_text.hpp"
 #include "shardkit/files.hpp"
+#include "shardkit/publish_file.hpp"
 #include "folder_plan.hpp"
 #include "object_item.hpp"
 
@@ -93,14 +94,7 @@ class DataFile {
     buffer_.clear();
   }
   void write_all(const char* bytes, std::size_t n) noexcept {
-    std::size_t done = 0;
-    while (done < n && error_ == 0) {
-      const auto w = ::write(fd_, bytes + done, n - done);
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0) error_ = errno;
-      else if (w == 0) error_ = EIO;  // no progress and no reason: never loop on it
-      else done += static_cast<std::size_t>(w);
-    }
+    if (error_ == 0) error_ = write_fully(fd_, bytes, n);
   }
   std::string describe(const char* what, int err) const {
     return "DCP save: " + std::string(what) + " " + path_ + ": " + std::strerror(err);

@@ -16,7 +16,7 @@
 #include "loss_scaler.hpp"
 #include "shardkit/backend.hpp"
 #include "shardkit/mesh.hpp"
-#include "shardkit/normalization.hpp"
+#include "normalizer.hpp"
 #include "adamw.hpp"
 #include "scheduler.hpp"
 #include "peft.hpp"

@@ -4,8 +4,8 @@
 #include <map>
 #include <string>
 
+#include "normalizer.hpp"
 #include "shardkit/dataset.hpp"
-#include "shardkit/normalization.hpp"
 
 namespace shardkit::train {
 

@@ -20,7 +20,7 @@
 #include "shardkit/dataset.hpp"
 #include "shardkit/loader.hpp"
 #include "shardkit/mesh.hpp"
-#include "shardkit/normalization.hpp"
+#include "normalizer.hpp"
 #include "peft.hpp"
 #include "adamw.hpp"
 #include "scheduler.hpp"

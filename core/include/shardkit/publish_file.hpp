@@ -20,8 +20,11 @@ void publish_file(const std::string& path, const std::function<void(int fd, cons
 /// publish_file() of `content`.
 void publish_text_file(const std::string& path, const std::string& content);
 
-/// Writes all `size` bytes at `data` to `fd`, resuming after short writes and EINTR. Throws
-/// RuntimeError naming `path`, the file behind `fd`.
+/// Writes all `size` bytes at `data` to `fd`, resuming after short writes and EINTR. Returns 0,
+/// or the errno of the write that failed (EIO for one that made no progress and gave no reason).
+int write_fully(int fd, const void* data, std::size_t size) noexcept;
+
+/// write_fully(), throwing RuntimeError naming `path`, the file behind `fd`, when it fails.
 void write_all(int fd, const void* data, std::size_t size, const std::string& path);
 
 }  // namespace shardkit

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "shardkit/error.hpp"
+#include "shardkit/publish_file.hpp"
 
 namespace shardkit {
 namespace fs = std::filesystem;
@@ -18,16 +19,9 @@ namespace fs = std::filesystem;
 void write_text_file(const std::string& path, const std::string& content) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw FormatError("cannot write " + path + ": " + std::strerror(errno));
-  std::size_t done = 0;
-  while (done < content.size()) {
-    const auto n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = n < 0 ? errno : EIO;  // no progress and no reason: never loop on it
-      ::close(fd);
-      throw FormatError("cannot write " + path + ": " + std::strerror(err));
-    }
-    done += static_cast<std::size_t>(n);
+  if (const int err = write_fully(fd, content.data(), content.size())) {
+    ::close(fd);
+    throw FormatError("cannot write " + path + ": " + std::strerror(err));
   }
   // A full disk may only show here (delayed allocation): both results count, and the
   // descriptor is closed whatever fsync said.

@@ -28,18 +28,20 @@ std::string parent_dir(const std::string& path) {
 
 }  // namespace
 
-void write_all(int fd, const void* data, std::size_t size, const std::string& path) {
+int write_fully(int fd, const void* data, std::size_t size) noexcept {
   const auto* bytes = static_cast<const char*>(data);
   std::size_t done = 0;
   while (done < size) {
     const auto n = ::write(fd, bytes + done, size - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = n < 0 ? errno : EIO;  // no progress and no reason: never loop
-      io_fail(path, "cannot write", err);
-    }
+    if (n <= 0) return n < 0 ? errno : EIO;  // no progress and no reason: never loop
     done += static_cast<std::size_t>(n);
   }
+  return 0;
+}
+
+void write_all(int fd, const void* data, std::size_t size, const std::string& path) {
+  if (const int err = write_fully(fd, data, size)) io_fail(path, "cannot write", err);
 }
 
 void publish_file(const std::string& path, const std::function<void(int fd, const std::string& temp)>& write) {

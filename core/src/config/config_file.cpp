@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "config_internal.hpp"
+#include "shardkit/comma_list.hpp"
 #include "shardkit/error.hpp"
 
 namespace shardkit {
@@ -43,7 +44,7 @@ void flatten_toml(const toml::table& table, const std::string& prefix, const std
         }
       }
       if (strings_only) {
-        out[key] = RawValue{Value{config_detail::join_string_array(items)}, origin};
+        out[key] = RawValue{Value{join_list(items, ",")}, origin};
       } else {
         errors.push_back(origin + ": key '" + key + "': arrays may only hold strings");
       }

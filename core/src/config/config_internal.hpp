@@ -19,13 +19,13 @@ RawConfig parse_yaml_document(const std::string& text, const std::string& path);
 /// Throws one ConfigError holding every message of `errors`, one per line; nothing when empty.
 void throw_if_any(const std::vector<std::string>& errors);
 
-/// Joins the strings of a config-file array with ',' (the form "--plugins=a,b" takes).
-std::string join_string_array(const std::vector<std::string>& items);
-
 /// Converts `raw` to the type of `entry` and checks its range and choices. On failure
 /// returns nothing and sets `problem` to what is allowed ("expected an integer").
 std::optional<Value> convert_option(const SchemaEntry& entry, const Value& raw,
                                     std::string& problem);
+
+/// A range bound as --help and range errors show it: the shortest text that reads back exactly.
+std::string format_bound(double bound);
 
 /// "command line" for a flag's origin ("--key"), else the origin itself.
 std::string describe_origin(const std::string& origin);

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "../safetensors/format_internal.hpp"
 #include "config_internal.hpp"
 #include "shardkit/error.hpp"
 
@@ -16,69 +17,14 @@ struct Node {
   std::map<std::string, std::unique_ptr<Node>> children;
 };
 
-// Length of the UTF-8 sequence starting at s[i], or 0 when it is not valid UTF-8.
-std::size_t utf8_length(const std::string& s, std::size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  std::size_t n = 0;
-  unsigned lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-  if (c < 0x80) return 1;
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    if (c == 0xE0) lo = 0xA0;  // overlong
-    if (c == 0xED) hi = 0x9F;  // surrogates
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k) {
-    const auto b = static_cast<unsigned char>(s[i + k]);
-    if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) return 0;
-  }
-  return n;
-}
-
+// JSON text is UTF-8, and the safetensors header writer already escapes as serde_json does.
 void write_string(std::string& out, const std::string& s, const std::string& key) {
-  static const char* kHex = "0123456789abcdef";
-  out += '"';
-  for (std::size_t i = 0; i < s.size();) {
-    const char c = s[i];
-    const auto u = static_cast<unsigned char>(c);
-    if (u >= 0x80) {
-      const std::size_t n = utf8_length(s, i);
-      if (n == 0) {
-        throw ConfigError("config key '" + key + "' holds a string that is not valid UTF-8 (byte " +
-                          std::to_string(i) + "); JSON cannot store it");
-      }
-      out.append(s, i, n);
-      i += n;
-      continue;
-    }
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      default:
-        if (u < 0x20) {
-          out += "\\u00";
-          out += kHex[u >> 4];
-          out += kHex[u & 0xF];
-        } else {
-          out += c;
-        }
-    }
-    ++i;
+  const std::size_t bad = safetensors::detail::invalid_utf8_offset(s.data(), s.size());
+  if (bad != s.size()) {
+    throw ConfigError("config key '" + key + "' holds a string that is not valid UTF-8 (byte " +
+                      std::to_string(bad) + "); JSON cannot store it");
   }
-  out += '"';
+  safetensors::detail::append_json_string(&out, s);
 }
 
 void write_node(std::string& out, const Node& node, const std::string& path, int depth) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "config_internal.hpp"
+#include "shardkit/comma_list.hpp"
 #include "shardkit/error.hpp"
 
 namespace shardkit::config_detail {
@@ -65,7 +66,7 @@ void flatten(const YAML::Node& map, const std::string& prefix, const std::string
         if (e.IsScalar()) items.push_back(e.Scalar());
         else scalars = false;
       }
-      if (scalars) out[key] = RawValue{Value{join_string_array(items)}, position(path, v.Mark())};
+      if (scalars) out[key] = RawValue{Value{join_list(items, ",")}, position(path, v.Mark())};
       else errors.push_back(position(path, v.Mark()) + ": key '" + key + "': lists may only hold plain values");
     } else if (is_null(v)) {
       errors.push_back(position(path, v.Mark()) + ": key '" + key +

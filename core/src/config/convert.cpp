@@ -57,12 +57,6 @@ std::optional<double> parse_float(const std::string& text) {
   return value;
 }
 
-std::string format_bound(double bound) {
-  char buffer[64];
-  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), bound);
-  return std::string(buffer, result.ptr);
-}
-
 std::optional<Value> convert_type(OptionType type, const Value& raw, std::string& problem) {
   const std::string* text = std::get_if<std::string>(&raw);
   switch (type) {
@@ -104,6 +98,12 @@ std::optional<Value> convert_type(OptionType type, const Value& raw, std::string
 }
 
 }  // namespace
+
+std::string format_bound(double bound) {
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), bound);
+  return std::string(buffer, result.ptr);
+}
 
 std::optional<Value> convert_option(const SchemaEntry& entry, const Value& raw,
                                     std::string& problem) {

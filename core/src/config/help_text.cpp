@@ -1,9 +1,9 @@
 // Formats a schema's options for --help, grouped by the plugin (or core) that declares them.
 #include <algorithm>
-#include <charconv>
 #include <string>
 #include <vector>
 
+#include "config_internal.hpp"
 #include "shardkit/config.hpp"
 
 namespace shardkit {
@@ -19,12 +19,6 @@ const char* type_name(OptionType type) {
   return "?";
 }
 
-std::string format_bound(double bound) {
-  char buffer[64];
-  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), bound);
-  return std::string(buffer, result.ptr);
-}
-
 std::string describe(const SchemaEntry& e) {
   std::string text = e.help;
   if (e.default_value.empty()) {
@@ -38,8 +32,8 @@ std::string describe(const SchemaEntry& e) {
     text += "]";
   }
   if (e.min || e.max) {
-    text += " [" + (e.min ? format_bound(*e.min) : std::string()) + ".." +
-            (e.max ? format_bound(*e.max) : std::string()) + "]";
+    text += " [" + (e.min ? config_detail::format_bound(*e.min) : std::string()) + ".." +
+            (e.max ? config_detail::format_bound(*e.max) : std::string()) + "]";
   }
   // Leading space only when there was no help text to follow.
   if (!text.empty() && text.front() == ' ') text.erase(0, 1);

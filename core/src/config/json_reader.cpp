@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "config_internal.hpp"
+#include "shardkit/comma_list.hpp"
 #include "shardkit/error.hpp"
 
 namespace shardkit::config_detail {
@@ -60,7 +61,7 @@ class FlatteningHandler {
   }
   bool on_array_end(std::size_t, json::error_code& ec) {
     in_array_ = false;
-    return store(ec, Value{join_string_array(items_)});
+    return store(ec, Value{join_list(items_, ",")});
   }
 
   bool on_key_part(json::string_view s, std::size_t, json::error_code&) {
@@ -220,15 +221,6 @@ std::string syntax_problem(const std::string& text, std::size_t offset, const js
 }
 
 }  // namespace
-
-std::string join_string_array(const std::vector<std::string>& items) {
-  std::string joined;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i) joined += ',';
-    joined += items[i];
-  }
-  return joined;
-}
 
 RawConfig parse_json_document(const std::string& text, const std::string& name) {
   RawConfig out;

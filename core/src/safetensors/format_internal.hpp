@@ -48,6 +48,11 @@ Prepared prepare(const std::vector<TensorRef>& tensors,
 /// or `size` when the text is valid.
 std::size_t invalid_utf8_offset(const char* text, std::size_t size);
 
+/// Appends `text` to `out` as a quoted JSON string, escaped as the reference writer does;
+/// `text` must be valid UTF-8 (bytes from 0x80 up are copied as they are). Config::to_json
+/// writes its strings with it too.
+void append_json_string(std::string* out, const std::string& text);
+
 /// product(shape) * dtype_size(dtype) into `nbytes`; false when it overflows 64 bits or
 /// a dimension is negative.
 bool checked_nbytes(const std::vector<int64_t>& shape, DType dtype, std::uint64_t* nbytes);

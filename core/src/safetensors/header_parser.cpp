@@ -21,10 +21,6 @@ namespace json = boost::json;
 constexpr const char* kReferenceOnlyDTypes[] = {"F4",          "F6_E2M3",     "F6_E3M2", "F8_E8M0",
                                                 "F8_E4M3FNUZ", "F8_E5M2FNUZ", "C64"};
 
-// The reference (serde) ignores unknown fields in a tensor entry; shardkit refuses them,
-// so a header that would mean something else to another reader is never half-understood.
-constexpr bool kRefuseUnknownTensorFields = true;
-
 class Checker {
  public:
   explicit Checker(const std::string& path) : path_(path) {}
@@ -79,12 +75,12 @@ class Checker {
                   "must be a JSON object {dtype, shape, data_offsets}, not a " + kind_text(v));
     }
     const json::object& obj = v.get_object();
-    if (kRefuseUnknownTensorFields) {
-      for (const auto& kv : obj) {
-        if (kv.key() != "dtype" && kv.key() != "shape" && kv.key() != "data_offsets") {
-          fail_tensor(name, "has unknown field '" + std::string(kv.key()) +
-                                "' (a tensor entry has exactly dtype, shape and data_offsets)");
-        }
+    // The reference (serde) ignores unknown fields in a tensor entry; shardkit refuses them,
+    // so a header that would mean something else to another reader is never half-understood.
+    for (const auto& kv : obj) {
+      if (kv.key() != "dtype" && kv.key() != "shape" && kv.key() != "data_offsets") {
+        fail_tensor(name, "has unknown field '" + std::string(kv.key()) +
+                              "' (a tensor entry has exactly dtype, shape and data_offsets)");
       }
     }
     for (const char* field : {"dtype", "shape", "data_offsets"}) {

@@ -35,6 +35,15 @@ int reference_rank(DType dtype) {
   return 0;
 }
 
+void require_utf8(const std::string& text, const std::string& where, const std::string& what) {
+  if (invalid_utf8_offset(text.data(), text.size()) != text.size()) {
+    throw FormatError(where + ": " + what +
+                      " is not valid UTF-8; safetensors headers are UTF-8 JSON");
+  }
+}
+
+}  // namespace
+
 // Escapes as serde_json's compact writer does, so headers match the reference byte for
 // byte: \" \\ \b \f \n \r \t, other control bytes as \u00xx, everything else verbatim.
 void append_json_string(std::string* out, const std::string& text) {
@@ -61,15 +70,6 @@ void append_json_string(std::string* out, const std::string& text) {
   }
   out->push_back('"');
 }
-
-void require_utf8(const std::string& text, const std::string& where, const std::string& what) {
-  if (invalid_utf8_offset(text.data(), text.size()) != text.size()) {
-    throw FormatError(where + ": " + what +
-                      " is not valid UTF-8; safetensors headers are UTF-8 JSON");
-  }
-}
-
-}  // namespace
 
 Prepared prepare(const std::vector<TensorRef>& tensors,
                  const std::map<std::string, std::string>& metadata, const std::string& where,

@@ -101,3 +101,23 @@ TEST_CASE("PyTorch 2.15's torchrun launches shardkit-train and matches shardkit-
     for (std::size_t i = 0; i < a.size(); ++i) CHECK(a[i].raw.at("loss") == b[i].raw.at("loss"));
   }
 }
+
+TEST_CASE("accelerate launch starts shardkit-train as torchrun does") {
+  TempDir dir("sk-accelerate");
+  const auto ours = launch(2, tiny_run(dir / "ours", {"--steps=20", "--batch_size=4"}));
+  REQUIRE(ours.exit_code == 0);
+  const auto b = read_metrics(dir / "ours");
+  REQUIRE(b.size() == 20);
+  // Without a GPU, accelerate starts several processes (through torchrun) only with --multi_gpu;
+  // otherwise it runs one process without RANK or WORLD_SIZE.
+  const auto out = dir / "accelerate";
+  const auto accelerate = run_command(python() + " -m accelerate.commands.launch --multi_gpu --num_processes=2 " +
+                                      "--main_process_port=" + std::to_string(free_port()) + " --no_python " +
+                                      train_command(tiny_run(out, {"--steps=20", "--batch_size=4"})));
+  INFO(accelerate.output);
+  REQUIRE(accelerate.exit_code == 0);
+  CHECK(contains(accelerate.output, "x 2 dp workers"));
+  const auto a = read_metrics(out);
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) CHECK(a[i].raw.at("loss") == b[i].raw.at("loss"));
+}

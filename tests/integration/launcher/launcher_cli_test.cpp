@@ -111,3 +111,23 @@ TEST_CASE("--nproc-per-node accepts auto, cpu and gpu only, and gpu needs a GPU"
   CHECK(gpu.exit_code == 2);
   CHECK(contains(gpu.output, "--nproc-per-node=gpu: CUDA is not available"));
 }
+
+TEST_CASE("accelerate's spellings: a total that does not divide over machines, mixed spellings, a precision",
+          "[launcher][cli][accelerate]") {
+  const auto uneven = run_launcher("--num_processes=3 --num_machines=2 --main_process_port=29500 true");
+  INFO(uneven.output);
+  CHECK(uneven.exit_code == 2);
+  CHECK(contains(uneven.output, "--num-processes=3 is accelerate's number of processes over all 2 machine(s)"));
+  const auto both = run_launcher("--num_processes=2 --nproc-per-node=2 true");
+  INFO(both.output);
+  CHECK(both.exit_code == 2);
+  CHECK(contains(both.output, "--num-processes=2 and --nproc-per-node=2 set the same thing"));
+  const auto ports = run_launcher("--main_process_port=29501 --master-port=29502 true");
+  INFO(ports.output);
+  CHECK(ports.exit_code == 2);
+  CHECK(contains(ports.output, "--main-process-port=29501 and --master-port=29502 set the same thing"));
+  const auto bf16 = run_launcher("--mixed_precision=bf16 true");
+  INFO(bf16.output);
+  CHECK(bf16.exit_code == 2);
+  CHECK(contains(bf16.output, "--accelerator.mixed_precision=bf16"));
+}

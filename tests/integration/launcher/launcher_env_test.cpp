@@ -200,3 +200,26 @@ TEST_CASE("--nproc-per-node=auto and cpu without a visible GPU start one worker 
     CHECK_FALSE(std::filesystem::exists(dir / ("rank_" + std::to_string(cpus))));
   }
 }
+
+TEST_CASE("accelerate launch's flags mean what torchrun's do", "[launcher][env][accelerate]") {
+  SHARDKIT_REQUIRE_GLOO();
+  TempDir dir("shardkit-run-accelerate");
+  const auto script = env_dump_script(dir);
+  // --num_processes is accelerate's total over --num_machines: 2 per machine, this one of 1.
+  const auto r = run_command(shell_quote(launcher_path()) +
+                             " --multi_gpu --num_processes=2 --num_machines=1 --machine_rank=0 "
+                             "--main_process_ip=127.0.0.1 --main_process_port=0 --num_cpu_threads_per_process=3 "
+                             "--mixed_precision=no --no_python --grace-period-s=2 " + shell_quote(script));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  for (int rank = 0; rank < 2; ++rank) {
+    auto env = read_env(dir / ("env_" + std::to_string(rank)));
+    INFO("rank " << rank);
+    CHECK(env["RANK"] == std::to_string(rank));
+    CHECK(env["WORLD_SIZE"] == "2");
+    CHECK(env["LOCAL_WORLD_SIZE"] == "2");
+    CHECK(env["GROUP_WORLD_SIZE"] == "1");
+    CHECK(env["MASTER_ADDR"] == "127.0.0.1");
+    CHECK(env["OMP_NUM_THREADS"] == "3");
+  }
+}

@@ -27,7 +27,13 @@ namespace {
 /// A two-rank mesh whose world is `group`; this process is group->rank().
 struct ScriptedMesh {
   explicit ScriptedMesh(int rank)
-      : group(std::make_shared<ScriptedGroup>(rank)), comm(group), mesh(MeshShape{2, 1}, rank, &comm) {}
+      : group(scripted_group(rank)), comm(group), mesh(MeshShape{2, 1}, rank, &comm) {}
+  /// The group, with rank 0 holding 0.25 everywhere in its broadcasts.
+  static std::shared_ptr<ScriptedGroup> scripted_group(int rank) {
+    auto group = std::make_shared<ScriptedGroup>(rank);
+    group->root_value = 0.25f;
+    return group;
+  }
   std::shared_ptr<ScriptedGroup> group;
   ScriptedComm comm;
   DeviceMesh mesh;

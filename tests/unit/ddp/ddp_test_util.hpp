@@ -18,6 +18,8 @@
 #include <shardkit/mesh.hpp>
 #include <shardkit/policy.hpp>
 
+#include "scripted_group.hpp"
+
 namespace shardkit::test {
 
 /// fc1 -> tanh -> fc2 regression, a buffer, and a `spare` layer that forward uses only
@@ -61,84 +63,6 @@ inline Batch batch_of(std::int64_t seed) {
   torch::manual_seed(seed);
   return {{"observation.state", torch::randn({5, 4})}, {"action", torch::randn({5, 2})}};
 }
-
-/// A pretend member of a two-rank group. Collectives complete at once; an all-reduce adds
-/// what the scripted peer contributes, a broadcast from the peer writes its values.
-class ScriptedGroup : public CommGroup {
- public:
-  struct Call {
-    std::string op;
-    std::int64_t numel;
-  };
-  explicit ScriptedGroup(int my_rank) : rank_(my_rank) {}
-
-  int rank() const override { return rank_; }
-  int size() const override { return 2; }
-  const std::string& name() const override { return name_; }
-
-  WorkHandle all_reduce(torch::Tensor& tensor, ReduceOp op, bool) override {
-    calls.push_back({std::string("all_reduce:") + to_string(op), tensor.numel()});
-    if (on_all_reduce) on_all_reduce();
-    tensor.add_(peer(tensor));
-    return std::make_shared<Done>();
-  }
-  WorkHandle broadcast(torch::Tensor& tensor, int root, bool) override {
-    calls.push_back({"broadcast", tensor.numel()});
-    if (root != rank_) tensor.fill_(root_value);
-    return std::make_shared<Done>();
-  }
-  WorkHandle all_gather(torch::Tensor&, const torch::Tensor&, bool) override { return unused("all_gather"); }
-  WorkHandle reduce_scatter(torch::Tensor&, const torch::Tensor&, ReduceOp, bool) override {
-    return unused("reduce_scatter");
-  }
-  void barrier() override { unused("barrier"); }
-  std::vector<std::string> all_gather_bytes(const std::string&) override {
-    unused("all_gather_bytes");
-    return {};
-  }
-  Support supports(CommOp, torch::ScalarType) const override { return Support::Native; }
-
-  /// Calls whose op starts with `op` ("all_reduce", "broadcast").
-  std::size_t count(const std::string& op) const {
-    std::size_t n = 0;
-    for (const auto& c : calls) n += c.op.rfind(op, 0) == 0;
-    return n;
-  }
-
-  /// What the peer adds in an all-reduce (default: the same values as ours).
-  std::function<torch::Tensor(const torch::Tensor&)> peer = [](const torch::Tensor& t) { return t.clone(); };
-  std::function<void()> on_all_reduce;  ///< runs at each all-reduce, before the peer's part
-  float root_value = 0.25f;             ///< what rank 0 holds, as seen by rank 1
-  std::vector<Call> calls;
-
- private:
-  struct Done : Work {
-    void wait() override {}
-  };
-  WorkHandle unused(const std::string& what) { throw RuntimeError("ScriptedGroup: unexpected " + what); }
-  int rank_;
-  std::string name_ = "scripted";
-};
-
-/// A transport whose world is a ScriptedGroup (for building a DeviceMesh of two).
-class ScriptedComm : public Comm {
- public:
-  explicit ScriptedComm(std::shared_ptr<ScriptedGroup> group) : group_(std::move(group)) {}
-  void init(const CommInit&) override {}
-  std::shared_ptr<CommGroup> world() override { return group_; }
-  std::shared_ptr<CommGroup> new_group(const std::vector<int>&, const std::string&) override {
-    throw RuntimeError("ScriptedComm: unexpected new_group");
-  }
-  std::shared_ptr<Store> store() override { return nullptr; }
-  std::shared_ptr<Store> host_store(int, std::chrono::milliseconds) override { return nullptr; }
-  std::shared_ptr<Store> connect_store(const std::string&, int, std::chrono::milliseconds) override {
-    return nullptr;
-  }
-  int bound_port() const override { return 0; }
-
- private:
-  std::shared_ptr<ScriptedGroup> group_;
-};
 
 /// The built ddp plugin, its options resolved from `flags` ("key" -> "value").
 struct DdpPlugin {

@@ -6,6 +6,7 @@
 #include <functional>
 #include <utility>
 
+#include "../../../apps/shardkit-train/src/normalizer.hpp"
 #include "../../../apps/shardkit-train/src/processor_files.hpp"
 #include "lerobot_test_util.hpp"
 #include "shardkit/capability.hpp"

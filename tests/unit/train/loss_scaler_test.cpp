@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "../../../apps/shardkit-train/src/loss_scaler.hpp"
-#include "scripted_peer_group.hpp"
+#include "scripted_group.hpp"
 #include "shardkit/comm.hpp"
 #include "shardkit/error.hpp"
 
 using shardkit::FormatError;
 using shardkit::ReduceOp;
-using shardkit::test::ScriptedPeerGroup;
+using shardkit::test::ScriptedGroup;
 using shardkit::train::LossScaler;
 
 TEST_CASE("the loss scaler halves on an overflow and doubles after growth_interval clean updates",
@@ -122,15 +122,15 @@ TEST_CASE("unscale reports an overflow on another rank even when this rank's gra
           "[train][loss_scaler]") {
   LossScaler scaler(2.0, 10);
   {
-    ScriptedPeerGroup peer_overflowed({torch::ones({1})});
+    ScriptedGroup peer_overflowed({torch::ones({1})});
     auto g = torch::full({2}, 4.0);
     CHECK_FALSE(scaler.unscale({g}, peer_overflowed));
     CHECK(torch::equal(g, torch::full({2}, 2.0)));  // divided all the same: the update is what is skipped
     REQUIRE(peer_overflowed.used() == 1);
-    CHECK(peer_overflowed.ops()[0] == ReduceOp::Max);
+    CHECK(peer_overflowed.ops[0] == ReduceOp::Max);
   }
   {
-    ScriptedPeerGroup peer_fine({torch::zeros({1})});
+    ScriptedGroup peer_fine({torch::zeros({1})});
     CHECK(scaler.unscale({torch::full({2}, 4.0)}, peer_fine));
     CHECK(peer_fine.used() == 1);
   }

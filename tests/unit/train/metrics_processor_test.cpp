@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "../../../apps/shardkit-train/src/metrics_processor.hpp"
-#include "scripted_peer_group.hpp"
+#include "scripted_group.hpp"
 #include "shardkit/comm.hpp"
 
 using shardkit::train::LogWindow;
@@ -127,7 +127,7 @@ TEST_CASE("a text run's tokens leave padding out and are counted per second") {
 
 TEST_CASE("a line is reduced across ranks before it is logged") {
   // The other rank's (loss, samples/s, tokens/s), (update_s, dataloading_s) and l1_loss.
-  shardkit::test::ScriptedPeerGroup pair({torch::tensor({4.0, 8.0, 0.0}, torch::kFloat64),
+  shardkit::test::ScriptedGroup pair({torch::tensor({4.0, 8.0, 0.0}, torch::kFloat64),
                                           torch::tensor({0.3, 0.02}, torch::kFloat64),
                                           torch::tensor({3.0}, torch::kFloat64)});
   const auto t0 = MetricsProcessor::Clock::time_point{};

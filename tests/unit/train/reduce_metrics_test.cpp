@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "../../../apps/shardkit-train/src/rank_agreement.hpp"
-#include "scripted_peer_group.hpp"
+#include "scripted_group.hpp"
 #include "shardkit/comm.hpp"
 
 using shardkit::ReduceOp;
-using shardkit::test::ScriptedPeerGroup;
+using shardkit::test::ScriptedGroup;
 using shardkit::train::MetricsRecord;
 using shardkit::train::reduce_metrics;
 
@@ -36,7 +36,7 @@ MetricsRecord this_ranks_record() {
 TEST_CASE("reduce_metrics averages the loss and policy metrics, sums throughput and keeps the slowest timings",
           "[train][metrics]") {
   // The other rank: loss 3, 50 samples/s, 500 tokens/s; update 0.25 s, data 0.375 s; a_loss 0.75, b_loss 1.5.
-  ScriptedPeerGroup group({torch::tensor({3.0, 50.0, 500.0}, torch::kFloat64),
+  ScriptedGroup group({torch::tensor({3.0, 50.0, 500.0}, torch::kFloat64),
                            torch::tensor({0.25, 0.375}, torch::kFloat64),
                            torch::tensor({0.75, 1.5}, torch::kFloat64)});
   auto record = this_ranks_record();
@@ -58,7 +58,7 @@ TEST_CASE("reduce_metrics averages the loss and policy metrics, sums throughput 
 
   REQUIRE(group.used() == 3);
   std::vector<std::string> ops;  // by name: Catch prints strings, not ReduceOp
-  for (const auto op : group.ops()) ops.emplace_back(shardkit::to_string(op));
+  for (const auto op : group.ops) ops.emplace_back(shardkit::to_string(op));
   const std::vector<std::string> expected{shardkit::to_string(ReduceOp::Sum), shardkit::to_string(ReduceOp::Max),
                                           shardkit::to_string(ReduceOp::Sum)};
   CHECK(ops == expected);
@@ -66,7 +66,7 @@ TEST_CASE("reduce_metrics averages the loss and policy metrics, sums throughput 
 
 TEST_CASE("reduce_metrics leaves tokens_per_s unset without tokens, and needs no collective for no policy metrics",
           "[train][metrics]") {
-  ScriptedPeerGroup group({torch::tensor({3.0, 50.0, 0.0}, torch::kFloat64),
+  ScriptedGroup group({torch::tensor({3.0, 50.0, 0.0}, torch::kFloat64),
                            torch::tensor({0.25, 0.375}, torch::kFloat64)});
   auto record = this_ranks_record();
   record.tokens_per_s.reset();

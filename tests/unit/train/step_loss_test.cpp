@@ -8,14 +8,14 @@
 #include <vector>
 
 #include "../../../apps/shardkit-train/src/step_loss.hpp"
-#include "scripted_peer_group.hpp"
+#include "scripted_group.hpp"
 #include "shardkit/comm.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/policy.hpp"
 
 using shardkit::PolicyOutput;
 using shardkit::ReduceOp;
-using shardkit::test::ScriptedPeerGroup;
+using shardkit::test::ScriptedGroup;
 using shardkit::train::StepLoss;
 
 namespace {
@@ -61,14 +61,14 @@ TEST_CASE("summed losses are divided by the count of the whole optimizer step, n
 TEST_CASE("summed losses are normalised by the global count over the data-parallel ranks", "[train][step_loss]") {
   // This rank: 6 over 3 elements. The other rank: 10 over 5. Global mean 16 / 8 = 2; the
   // backend averaged the gradients over D = 2 ranks, so they are multiplied by D / N = 2 / 8.
-  ScriptedPeerGroup dp({torch::tensor({10.0, 5.0}, torch::kFloat64)});
+  ScriptedGroup dp({torch::tensor({10.0, 5.0}, torch::kFloat64)});
   StepLoss step;
   step.backward_loss(summed_loss(6.0, 3.0), 1);
   auto g = torch::full({2}, 4.0);
   CHECK(step.finish_step({g}, dp) == 2.0);
   CHECK(torch::equal(g, torch::full({2}, 1.0)));
   REQUIRE(dp.used() == 1);
-  CHECK(dp.ops()[0] == ReduceOp::Sum);
+  CHECK(dp.ops[0] == ReduceOp::Sum);
 }
 
 TEST_CASE("a policy that returns a normalizer on some micro-steps only is refused", "[train][step_loss]") {
