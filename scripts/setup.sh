@@ -23,7 +23,7 @@ PYTHON_PEERS=(safetensors numpy "pyarrow==$PYARROW_PIN" transformers peft tokeni
               "accelerate==$ACCELERATE_PIN")
 
 DEBIAN_PACKAGES=(cmake ninja-build g++ ccache pkg-config libgloo-dev libboost1.81-dev
-  libboost-json1.81-dev libtomlplusplus-dev libspdlog-dev catch2 python3 python3-venv
+  libboost-json1.81-dev libtomlplusplus-dev libspdlog-dev catch2 python3 python3-venv libsqlite3-dev
   python3-pip iproute2 libxxhash-dev
   libpcre2-dev                      # tokenizer.json pre-tokenizer regexes (\p{L}, lookahead)
   libprotobuf-dev protobuf-compiler # TensorBoard event records
@@ -65,6 +65,17 @@ fi
 if ! "$PY" -c "import safetensors, numpy, pyarrow, transformers, peft, tokenizers, tensorboard, accelerate; assert pyarrow.__version__ == '$PYARROW_PIN'; assert accelerate.__version__ == '$ACCELERATE_PIN'" 2>/dev/null; then
   echo "[setup] installing the Python peers into $VENV: ${PYTHON_PEERS[*]}"
   "$PY" -m pip install -q "${PYTHON_PEERS[@]}"
+fi
+
+# trackio, the tracker LeRobot's --trackio.enable records runs for: the trackio logger's tests read
+# runs back through trackio's own Python API. Its own venv keeps its dependencies (gradio-client,
+# starlette, ...) out of the torch venv.
+TRACKIO_PIN=0.43.0
+TRACKIO_VENV=${SHARDKIT_TRACKIO_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/shardkit/venv-trackio-$TRACKIO_PIN}
+if ! "$TRACKIO_VENV/bin/python" -c "import trackio, importlib.metadata as m; assert m.version('trackio') == '$TRACKIO_PIN'" 2>/dev/null; then
+  echo "[setup] installing trackio==$TRACKIO_PIN into $TRACKIO_VENV"
+  python3 -m venv "$TRACKIO_VENV"
+  "$TRACKIO_VENV/bin/pip" install -q "trackio==$TRACKIO_PIN"
 fi
 
 if [ -n "${SHARDKIT_TORCH_DIR:-}" ]; then

@@ -52,7 +52,8 @@ void apply_lerobot_flags(Config& config, Provenance& provenance, std::vector<std
                          std::vector<std::string>& notices) {
   const auto on = [&](const char* key) { return config.has(key) && config.get_bool(key); };
   if (on("wandb.enable"))
-    errors.push_back("--wandb.enable=true: shardkit has no Weights & Biases logger; log to TensorBoard with "
+    errors.push_back("--wandb.enable=true: shardkit has no Weights & Biases logger; track the run with trackio "
+                     "(--trackio.enable=true, LeRobot's other tracker) or TensorBoard with "
                      "--logger.type=tensorboard (event files in <output_dir>/tensorboard; metrics.jsonl is always "
                      "written), and drop --wandb.enable");
   else if (given_now(provenance, "wandb.enable"))
@@ -82,6 +83,17 @@ void apply_lerobot_flags(Config& config, Provenance& provenance, std::vector<std
                        "--dataset.validation_samples), or --eval_freq=0 (the default: no evaluation)");
     else if (every == 0 && given_now(provenance, "eval_freq"))
       notices.push_back("--eval_freq=0: no evaluation while training, which is the default");
+  }
+  // LeRobot's --trackio.project names the project of the trackio logger (--trackio.enable selects it).
+  if (given_now(provenance, "trackio.project")) {
+    const std::string flag = "--trackio.project=" + config.get_string("trackio.project");
+    if (!config.has("logger.trackio.project"))
+      notices.push_back(flag + " is ignored: trackio is not recording this run (--trackio.enable=true turns it on)");
+    else if (!given_now(provenance, "logger.trackio.project")) {
+      config.set("logger.trackio.project", Value(config.get_string("trackio.project")));
+      provenance.set("logger.trackio.project", provenance.find("trackio.project")->origin,
+                     "from " + flag + " (LeRobot's name)");
+    }
   }
   if (given_now(provenance, "num_workers")) {
     const auto workers = config.get_int("num_workers");

@@ -18,6 +18,8 @@ MetricsRow metrics_row(const MetricsRecord& r) {
   if (r.tokens_per_s) row.values.emplace_back("tokens_per_s", *r.tokens_per_s);
   row.values.emplace_back("update_s", r.update_s);
   row.values.emplace_back("dataloading_s", r.dataloading_s);
+  row.values.emplace_back("preprocessing_s", r.preprocessing_s);
+  row.values.emplace_back("step_s", r.step_s);
   row.values.emplace_back("elapsed_s", r.elapsed_s);
   for (const auto& [name, value] : r.policy) row.values.emplace_back(name, value);
   return row;
@@ -33,10 +35,10 @@ std::string progress_line(const MetricsRecord& r) {
   char buffer[360];
   std::snprintf(buffer, sizeof(buffer),
                 "step %lld/%lld (%3.0f%%) | epoch %.2f | loss %.5g | grad_norm %.4g | lr %.3e | "
-                "%.0f samples/s%s | updt %.1f ms | data %.1f ms | ETA %lld:%02lld:%02lld",
+                "%.0f samples/s%s | updt %.1f ms | data %.1f ms | prep %.1f ms | step %.1f ms | ETA %lld:%02lld:%02lld",
                 static_cast<long long>(r.step), static_cast<long long>(r.total_steps), done * 100.0,
                 r.epoch, r.loss, r.grad_norm, r.lr, r.samples_per_s, tokens, r.update_s * 1e3,
-                r.dataloading_s * 1e3, eta / 3600, (eta / 60) % 60, eta % 60);
+                r.dataloading_s * 1e3, r.preprocessing_s * 1e3, r.step_s * 1e3, eta / 3600, (eta / 60) % 60, eta % 60);
   std::string text = buffer;
   for (const auto& [name, value] : r.policy) {
     std::snprintf(buffer, sizeof(buffer), " | %s %.4g", name.c_str(), value);

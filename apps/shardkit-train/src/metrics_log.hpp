@@ -25,8 +25,11 @@ struct MetricsRecord {
   /// (attention_mask 1, else labels other than -100, else every input_id). Unset when the
   /// batches hold no tokens (no input_ids: not a text run).
   std::optional<double> tokens_per_s;
-  double update_s = 0;           ///< mean forward+backward+update seconds per step
-  double dataloading_s = 0;      ///< mean data seconds per step
+  // LeRobot main's phase timings: means per step over the window, the slowest rank's.
+  double update_s = 0;           ///< forward, backward and (at updates) the optimizer step
+  double dataloading_s = 0;      ///< waiting for the loader's next batch
+  double preprocessing_s = 0;    ///< the batch made ready for the step (tokens counted, moved to the device)
+  double step_s = 0;             ///< the whole step: data, preprocessing and update
   double elapsed_s = 0;          ///< seconds since training started (this process)
   std::map<std::string, double> policy;  ///< PolicyOutput::metrics, mean since the last log
 };

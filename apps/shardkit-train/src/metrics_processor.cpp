@@ -44,7 +44,9 @@ void MetricsProcessor::add(const StepValues& step) {
   ++window_.micro_steps;
   ++timed_steps_;
   data_s_ += step.data_s;
+  preprocessing_s_ += step.preprocessing_s;
   update_s_ += step.update_s;
+  step_s_ += step.step_s;
 }
 
 bool MetricsProcessor::due(std::int64_t done, bool update, bool evaluated) const {
@@ -68,6 +70,8 @@ MetricsRecord MetricsProcessor::write_line(std::int64_t done, const LineValues& 
   if (text_run_) r.tokens_per_s = static_cast<double>(tokens_) / since_line;
   r.update_s = update_s_ / timed;
   r.dataloading_s = data_s_ / timed;
+  r.preprocessing_s = preprocessing_s_ / timed;
+  r.step_s = step_s_ / timed;
   r.elapsed_s = seconds(now - start_);
   for (const auto& [name, sum] : window_.policy_sums) r.policy[name] = sum / window_steps;
   r.policy.insert(values.evaluated.begin(), values.evaluated.end());  // the same on every rank: averaging keeps it
@@ -86,7 +90,7 @@ MetricsRecord MetricsProcessor::write_line(std::int64_t done, const LineValues& 
   const auto row = metrics_row(r);
   for (const auto& l : loggers_) l->log(row);
   logger()->info("{}", progress_line(r));
-  update_s_ = data_s_ = 0;
+  update_s_ = data_s_ = preprocessing_s_ = step_s_ = 0;
   timed_steps_ = tokens_ = 0;
   last_line_ = now;
   last_logged_ = done;

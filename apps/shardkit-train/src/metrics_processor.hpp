@@ -34,7 +34,9 @@ struct StepValues {
   double loss_part = 0;
   std::map<std::string, double> policy;  ///< PolicyOutput::metrics
   double data_s = 0;                     ///< seconds waiting for the batch
+  double preprocessing_s = 0;            ///< seconds making the batch ready (tokens, device)
   double update_s = 0;                   ///< seconds of forward, backward and update
+  double step_s = 0;                     ///< seconds of the whole step
 };
 
 /// The values of the update a line reports, besides the window's.
@@ -81,7 +83,7 @@ class MetricsProcessor {
   std::int64_t timed_steps_ = 0;   ///< steps this process timed since the last line
   std::int64_t tokens_ = 0;        ///< their batches' tokens (a text run's)
   bool text_run_ = false;          ///< the batches hold input_ids
-  double data_s_ = 0, update_s_ = 0;
+  double data_s_ = 0, preprocessing_s_ = 0, update_s_ = 0, step_s_ = 0;
   double first_loss_ = 0;          ///< the first line's loss, for the growth warning
   bool growth_warned_ = false;
   Clock::time_point start_{}, last_line_{};

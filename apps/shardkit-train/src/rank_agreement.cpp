@@ -93,7 +93,8 @@ void reduce_metrics(CommGroup& group, MetricsRecord& record) {
   if (group.size() == 1) return;
   // Every rank reads the same dataset, so either all have a token count or none has.
   auto sums = torch::tensor({record.loss, record.samples_per_s, record.tokens_per_s.value_or(0.0)}, torch::kFloat64);
-  auto maxes = torch::tensor({record.update_s, record.dataloading_s}, torch::kFloat64);
+  auto maxes = torch::tensor({record.update_s, record.dataloading_s, record.preprocessing_s, record.step_s},
+                             torch::kFloat64);
   group.all_reduce(sums, ReduceOp::Sum);
   group.all_reduce(maxes, ReduceOp::Max);
   record.loss = sums[0].item<double>() / group.size();
@@ -101,6 +102,8 @@ void reduce_metrics(CommGroup& group, MetricsRecord& record) {
   if (record.tokens_per_s) record.tokens_per_s = sums[2].item<double>();
   record.update_s = maxes[0].item<double>();
   record.dataloading_s = maxes[1].item<double>();
+  record.preprocessing_s = maxes[2].item<double>();
+  record.step_s = maxes[3].item<double>();
   // Policy metrics are averaged like the loss; every rank's policy reports the same names.
   if (record.policy.empty()) return;
   std::vector<double> values;

@@ -1,6 +1,7 @@
 // The run builder: a command line -> the resolved configuration, the selected plugins and the mesh.
 #include "run_builder.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <sstream>
@@ -327,6 +328,15 @@ RunPlan build_run(const std::vector<std::string>& args, const Runtime& runtime) 
       registry.canonical_name("comm", given(flags, file, "distributed.comm")),
       given(flags, file, "policy.device"));
   selection.loggers = train::resolve_loggers(given(flags, file, "logger.type"));
+  // LeRobot's --trackio.enable=true selects the trackio logger.
+  if (is_true(given(flags, file, "trackio.enable"))) {
+    if (!registry.find("logger", "trackio"))
+      throw ConfigError("--trackio.enable=true records the run with the trackio logger plugin, which is not "
+                        "installed (it is built when SQLite 3 is found; Debian: libsqlite3-dev); loggers "
+                        "installed: " + join_list(registry.names("logger"), ", "));
+    if (std::find(selection.loggers.begin(), selection.loggers.end(), "trackio") == selection.loggers.end())
+      selection.loggers.push_back("trackio");
+  }
   for (auto& name : selection.loggers) name = registry.canonical_name("logger", name);
   // The checkpoint's options of the backend and transport it ran with do not bind a
   // resumed run that resolves to others (e.g. ddp on 2 processes, single on 1).

@@ -70,6 +70,8 @@ const std::vector<OptionBinding> kBindings = {
     option("wandb.entity", &O::wandb_entity, "", "LeRobot's Weights & Biases entity: accepted and ignored (nothing is sent)"),
     option("wandb.notes", &O::wandb_notes, "", "LeRobot's Weights & Biases notes: accepted and ignored (nothing is sent)"),
     option("wandb.mode", &O::wandb_mode, "", "LeRobot's Weights & Biases mode (online, offline, disabled): accepted and ignored (nothing is sent)"),
+    option("trackio.enable", &O::trackio_enable, "false", "LeRobot's trackio switch: record the run in trackio's local store ($TRACKIO_DIR, else ~/.cache/huggingface/trackio; see trackio show), through the trackio logger plugin (as --logger.type=jsonl,trackio)"),
+    option("trackio.project", &O::trackio_project, "lerobot", "LeRobot's trackio project: sets --logger.trackio.project; the run is named after --job_name"),
     option("logger.type", &O::logger_type, "jsonl", "Logger plugins, comma-separated: jsonl (metrics.jsonl, always on), tensorboard (event files in <output_dir>/tensorboard)"),
     option("checkpoint.verify", &O::checkpoint_verify, "", "On resume, check every file of the checkpoint against the checksums of its manifest.json; unset = do so when the checkpoint has a manifest, false = compare sizes only (faster on large checkpoints), true = also refuse a checkpoint without a manifest"),
     option("save_freq", &O::save_freq, "1000", "Checkpoint every N loop steps (a multiple of the accumulation steps); the last step is always saved", "1"),

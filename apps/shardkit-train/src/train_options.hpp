@@ -52,6 +52,8 @@ struct TrainOptions {
   std::string wandb_entity{};  ///< --wandb.entity
   std::string wandb_notes{};  ///< --wandb.notes
   std::string wandb_mode{};  ///< --wandb.mode
+  bool trackio_enable{};  ///< --trackio.enable
+  std::string trackio_project{};  ///< --trackio.project
   std::string logger_type{};  ///< --logger.type
   std::optional<bool> checkpoint_verify{};  ///< --checkpoint.verify
   std::int64_t save_freq{};  ///< --save_freq

@@ -227,11 +227,9 @@ int Trainer::stop_requested() {
   return stop_signal_of_any_rank(mesh_->world(), stop_signal());
 }
 
-Batch Trainer::next_batch(const torch::Device& device) {
-  auto batch = loader_->next();
+void Trainer::prepare_batch(Batch& batch, const torch::Device& device) {
   metrics_->count_tokens(batch);  // on the host, before the batch moves
   for (auto& [key, tensor] : batch) tensor = tensor.to(device);
-  return batch;
 }
 
 double Trainer::epochs_done() const {
@@ -258,13 +256,17 @@ int Trainer::run() {
     const auto done = step + 1;
     const bool update = done % accum_ == 0;
     if (ledger_) ledger_->begin_step(done);
+    // LeRobot main's phases: data (the loader), preprocessing, update; and the whole step.
     const auto t0 = Clock::now();
-    const auto batch = train_step.in_phase(done, "data", [&] { return next_batch(device); });
+    auto batch = train_step.in_phase(done, "data", [&] { return loader_->next(); });
     const auto t1 = Clock::now();
+    prepare_batch(batch, device);
+    const auto t2 = Clock::now();
     auto outcome = train_step.run(step, batch);
     if (ledger_ && update) ledger_->end_step(done, mesh_->world());
-    metrics_->add({done, update, outcome.loss_part, std::move(outcome.metrics), seconds(t1 - t0),
-                   seconds(Clock::now() - t1)});
+    const auto t3 = Clock::now();
+    metrics_->add({done, update, outcome.loss_part, std::move(outcome.metrics), seconds(t1 - t0), seconds(t2 - t1),
+                   seconds(t3 - t2), seconds(t3 - t0)});
     // Evaluation at optimizer updates; its values join that step's log line (one is forced).
     std::map<std::string, double> evaluated;
     if (evaluation_ && evaluation_->due(done, update, steps_))

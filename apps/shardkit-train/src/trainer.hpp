@@ -56,8 +56,8 @@ class Trainer {
   std::int64_t steps_for_epochs(std::int64_t epochs) const;
   void join_run(const MeshShape& shape);
   void log_normalization() const;
-  /// The next batch from the loader (its tokens counted), on the training device.
-  Batch next_batch(const torch::Device& device);
+  /// Makes a batch from the loader ready for the step: its tokens counted, on the training device.
+  void prepare_batch(Batch& batch, const torch::Device& device);
   /// Fractional epochs of the data the loader has handed out.
   double epochs_done() const;
   /// SIGTERM or SIGINT on any rank (0 = none): all ranks agree at this update, checkpoint,

@@ -1,7 +1,9 @@
-// Other ways to start a run: PyTorch's torchrun (the venv's), and two "nodes" in network namespaces.
+// Other ways to start a run: PyTorch's torchrun and accelerate launch (the venv's), and two "nodes" in network namespaces.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
+
+#include <map>
 
 #include "launch.hpp"
 #include "skip.hpp"
@@ -78,46 +80,29 @@ TEST_CASE("two nodes in two network namespaces train together", "[netns]") {
   for (std::size_t i = 0; i < a.size(); ++i) CHECK(a[i].raw.at("loss") == b[i].raw.at("loss"));
 }
 
-TEST_CASE("PyTorch 2.15's torchrun launches shardkit-train and matches shardkit-run") {
+TEST_CASE("PyTorch 2.15's torchrun and accelerate launch start shardkit-train, matching shardkit-run") {
   TempDir dir("sk-torchrun");
   const auto ours = launch(2, tiny_run(dir / "ours", {"--steps=20", "--batch_size=4"}));
   REQUIRE(ours.exit_code == 0);
   const auto b = read_metrics(dir / "ours");
   REQUIRE(b.size() == 20);
-  // torchrun accepts both spellings of its flags; shardkit-train must run under either.
-  for (const std::string style : {"dash", "underscore"}) {
-    const bool dash = style == "dash";
-    const auto port = std::to_string(free_port());
-    const auto out = dir / ("torchrun-" + style);
-    const auto torchrun = run_command(
-        python() + " -m torch.distributed.run " +
-        (dash ? "--nproc-per-node=2 --master-port=" : "--nproc_per_node=2 --master_port=") + port +
-        (dash ? " --no-python " : " --no_python ") +
-        train_command(tiny_run(out, {"--steps=20", "--batch_size=4"})));
-    INFO(style << " flags:\n" << torchrun.output);
-    REQUIRE(torchrun.exit_code == 0);
+  const auto port = [] { return std::to_string(free_port()); };
+  // torchrun accepts both spellings of its flags; shardkit-train must run under either. Without
+  // a GPU, accelerate starts several processes (through torchrun) only with --multi_gpu; else it
+  // runs one process without RANK or WORLD_SIZE.
+  const std::map<std::string, std::string> launchers = {
+      {"torchrun-dash", python() + " -m torch.distributed.run --nproc-per-node=2 --master-port=" + port() + " --no-python "},
+      {"torchrun-underscore", python() + " -m torch.distributed.run --nproc_per_node=2 --master_port=" + port() + " --no_python "},
+      {"accelerate", python() + " -m accelerate.commands.launch --multi_gpu --num_processes=2 --main_process_port=" +
+                         port() + " --no_python "}};
+  for (const auto& [name, launcher] : launchers) {
+    const auto out = dir / name;
+    const auto run = run_command(launcher + train_command(tiny_run(out, {"--steps=20", "--batch_size=4"})));
+    INFO(name << ":\n" << run.output);
+    REQUIRE(run.exit_code == 0);
+    CHECK(contains(run.output, "x 2 dp workers"));
     const auto a = read_metrics(out);
     REQUIRE(a.size() == b.size());
     for (std::size_t i = 0; i < a.size(); ++i) CHECK(a[i].raw.at("loss") == b[i].raw.at("loss"));
   }
-}
-
-TEST_CASE("accelerate launch starts shardkit-train as torchrun does") {
-  TempDir dir("sk-accelerate");
-  const auto ours = launch(2, tiny_run(dir / "ours", {"--steps=20", "--batch_size=4"}));
-  REQUIRE(ours.exit_code == 0);
-  const auto b = read_metrics(dir / "ours");
-  REQUIRE(b.size() == 20);
-  // Without a GPU, accelerate starts several processes (through torchrun) only with --multi_gpu;
-  // otherwise it runs one process without RANK or WORLD_SIZE.
-  const auto out = dir / "accelerate";
-  const auto accelerate = run_command(python() + " -m accelerate.commands.launch --multi_gpu --num_processes=2 " +
-                                      "--main_process_port=" + std::to_string(free_port()) + " --no_python " +
-                                      train_command(tiny_run(out, {"--steps=20", "--batch_size=4"})));
-  INFO(accelerate.output);
-  REQUIRE(accelerate.exit_code == 0);
-  CHECK(contains(accelerate.output, "x 2 dp workers"));
-  const auto a = read_metrics(out);
-  REQUIRE(a.size() == b.size());
-  for (std::size_t i = 0; i < a.size(); ++i) CHECK(a[i].raw.at("loss") == b[i].raw.at("loss"));
 }

@@ -50,8 +50,8 @@ TEST_CASE("asking for what shardkit lacks (wandb, hub upload, evaluation) is one
   INFO(r.output);
   CHECK(r.exit_code == 2);
   CHECK(contains(r.output, "3 configuration errors"));
-  CHECK(contains(r.output, "--wandb.enable=true: shardkit has no Weights & Biases logger; log to TensorBoard with "
-                           "--logger.type=tensorboard"));
+  CHECK(contains(r.output, "--wandb.enable=true: shardkit has no Weights & Biases logger; track the run with trackio "
+                           "(--trackio.enable=true, LeRobot's other tracker) or TensorBoard with --logger.type=tensorboard"));
   CHECK(contains(r.output, "--policy.push_to_hub=true: shardkit does not upload to the Hugging Face Hub"));
   CHECK(contains(r.output, "--eval_freq=500 evaluates on a validation split, and --dataset.type=lerobot has none"));
   CHECK_FALSE(fs::exists(dir / "run"));

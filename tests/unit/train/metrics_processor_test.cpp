@@ -21,7 +21,9 @@ StepValues step(std::int64_t done, bool update, double loss, double l1 = 0) {
   v.loss_part = loss;
   v.policy = {{"l1_loss", l1}};
   v.data_s = 0.01;
+  v.preprocessing_s = 0.002;
   v.update_s = 0.1;
+  v.step_s = 0.125;
   return v;
 }
 
@@ -73,6 +75,8 @@ TEST_CASE("a line averages its window, times throughput by the clock given, and 
   CHECK(first.samples_per_s == Approx(2 * 4 / 2.0));  // 2 steps of 4 samples in 2 s
   CHECK(first.update_s == Approx(0.1));
   CHECK(first.dataloading_s == Approx(0.01));
+  CHECK(first.preprocessing_s == Approx(0.002));
+  CHECK(first.step_s == Approx(0.125));
   CHECK(first.elapsed_s == Approx(2.0));
   CHECK(first.epoch == 0.25);
   CHECK(first.lr == 1e-3);
@@ -126,10 +130,11 @@ TEST_CASE("a text run's tokens leave padding out and are counted per second") {
 }
 
 TEST_CASE("a line is reduced across ranks before it is logged") {
-  // The other rank's (loss, samples/s, tokens/s), (update_s, dataloading_s) and l1_loss.
+  // The other rank's (loss, samples/s, tokens/s), (update_s, dataloading_s, preprocessing_s,
+  // step_s) and l1_loss.
   shardkit::test::ScriptedGroup pair({torch::tensor({4.0, 8.0, 0.0}, torch::kFloat64),
-                                          torch::tensor({0.3, 0.02}, torch::kFloat64),
-                                          torch::tensor({3.0}, torch::kFloat64)});
+                                      torch::tensor({0.3, 0.02, 0.001, 0.5}, torch::kFloat64),
+                                      torch::tensor({3.0}, torch::kFloat64)});
   const auto t0 = MetricsProcessor::Clock::time_point{};
   MetricsProcessor metrics(4, 1, 4, {});
   metrics.start(0, {}, t0);
@@ -140,4 +145,7 @@ TEST_CASE("a line is reduced across ranks before it is logged") {
   CHECK(line.policy.at("l1_loss") == Approx(2.0));
   CHECK(line.samples_per_s == Approx(4.0 + 8.0));  // 4 samples in 1 s here, 8/s there
   CHECK(line.update_s == Approx(0.3));             // the slower rank's
+  CHECK(line.dataloading_s == Approx(0.02));
+  CHECK(line.preprocessing_s == Approx(0.002));    // this rank's
+  CHECK(line.step_s == Approx(0.5));
 }

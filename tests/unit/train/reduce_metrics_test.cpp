@@ -27,6 +27,8 @@ MetricsRecord this_ranks_record() {
   record.tokens_per_s = 1000.0;
   record.update_s = 0.5;
   record.dataloading_s = 0.125;
+  record.preprocessing_s = 0.5;
+  record.step_s = 1.0;
   record.policy = {{"a_loss", 0.25}, {"b_loss", 0.5}};
   return record;
 }
@@ -35,10 +37,11 @@ MetricsRecord this_ranks_record() {
 
 TEST_CASE("reduce_metrics averages the loss and policy metrics, sums throughput and keeps the slowest timings",
           "[train][metrics]") {
-  // The other rank: loss 3, 50 samples/s, 500 tokens/s; update 0.25 s, data 0.375 s; a_loss 0.75, b_loss 1.5.
+  // The other rank: loss 3, 50 samples/s, 500 tokens/s; update 0.25 s, data 0.375 s, preprocessing
+  // 0.0625 s, step 1.25 s; a_loss 0.75, b_loss 1.5.
   ScriptedGroup group({torch::tensor({3.0, 50.0, 500.0}, torch::kFloat64),
-                           torch::tensor({0.25, 0.375}, torch::kFloat64),
-                           torch::tensor({0.75, 1.5}, torch::kFloat64)});
+                       torch::tensor({0.25, 0.375, 0.0625, 1.25}, torch::kFloat64),
+                       torch::tensor({0.75, 1.5}, torch::kFloat64)});
   auto record = this_ranks_record();
   reduce_metrics(group, record);
 
@@ -48,6 +51,8 @@ TEST_CASE("reduce_metrics averages the loss and policy metrics, sums throughput 
   CHECK(*record.tokens_per_s == 1500.0);
   CHECK(record.update_s == 0.5);        // this rank was slower
   CHECK(record.dataloading_s == 0.375);  // the other rank was slower
+  CHECK(record.preprocessing_s == 0.5);
+  CHECK(record.step_s == 1.25);
   CHECK(record.policy.at("a_loss") == 0.5);
   CHECK(record.policy.at("b_loss") == 1.0);
   CHECK(record.policy.size() == 2);
@@ -67,7 +72,7 @@ TEST_CASE("reduce_metrics averages the loss and policy metrics, sums throughput 
 TEST_CASE("reduce_metrics leaves tokens_per_s unset without tokens, and needs no collective for no policy metrics",
           "[train][metrics]") {
   ScriptedGroup group({torch::tensor({3.0, 50.0, 0.0}, torch::kFloat64),
-                           torch::tensor({0.25, 0.375}, torch::kFloat64)});
+                       torch::tensor({0.25, 0.375, 0.0625, 1.25}, torch::kFloat64)});
   auto record = this_ranks_record();
   record.tokens_per_s.reset();
   record.policy.clear();
