@@ -57,7 +57,7 @@ class TrackioLogger final : public shardkit::MetricsLogger {
         run_id_ = fs::exists(id_file) ? trimmed(shardkit::read_text_file(id_file)) : store_->run_id_named(run_);
         if (!run_id_.empty()) store_->remove_steps_after(run_id_, start.first_step);
       }
-      if (run_id_.empty()) run_id_ = tk::new_run_id();
+      if (run_id_.empty()) run_id_ = tk::random_id();
       shardkit::publish_text_file(id_file, run_id_ + "\n");
       store_->write_config(run_id_, run_, config_with_trackio_fields());
       store_->set_lock_wait(kLogLockWaitS);

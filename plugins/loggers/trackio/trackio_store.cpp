@@ -95,7 +95,7 @@ std::string utc_timestamp() {
   return full;
 }
 
-std::string new_run_id() {
+std::string random_id() {
   static thread_local std::mt19937_64 random{std::random_device{}()};
   static const char* hex = "0123456789abcdef";
   std::string id;
@@ -233,7 +233,7 @@ void Store::write_rows(const std::string& run_id, const std::string& run_name, c
                      "VALUES (?, ?, ?, ?, ?, ?)");
     for (const auto& row : rows) {
       insert.text(1, run_id).text(2, row.timestamp).text(3, run_name).integer(4, row.step);
-      insert.text(5, metrics_json(row.values)).text(6, new_run_id());
+      insert.text(5, metrics_json(row.values)).text(6, random_id());
       insert.step();
       insert.reset();
     }

@@ -32,8 +32,8 @@ std::string metrics_json(const std::vector<std::pair<std::string, double>>& valu
 /// Now, in trackio's timestamp form.
 std::string utc_timestamp();
 
-/// A new run id: 32 hex digits, like Python's uuid4().hex.
-std::string new_run_id();
+/// 32 random hex digits, like Python's uuid4().hex: trackio's run ids and log ids.
+std::string random_id();
 
 /// <dir>/<project>.db, opened (created with trackio's tables when new). Each write takes trackio's
 /// lock (an exclusive flock on <dir>/<project>.lock), waiting at most `lock_wait_s`; every failure

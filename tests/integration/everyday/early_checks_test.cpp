@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "../distributed/launch.hpp"
+#include "program_environment.hpp"
 
 using namespace shardkit::test;
 namespace fs = std::filesystem;
@@ -91,28 +92,18 @@ TEST_CASE("--policy.path to a checkpoint of a policy whose plugin is not loaded 
   CHECK(contains(r.output, "load its plugin with --plugins="));
 }
 
-namespace {
-
-/// shardkit-train with `args`, under the extra environment `variables` ("NAME=value ...").
-ProcessResult train_with_environment(const std::string& variables, const std::vector<std::string>& args) {
-  std::string command = "env " + variables + " " + shell_quote(std::string(SHARDKIT_BIN_DIR) + "/shardkit-train");
-  for (const auto& arg : args) command += " " + shell_quote(arg);
-  return run_command(command);
-}
-
-}  // namespace
-
 TEST_CASE("accelerate's configuring variables stop a run, as in lerobot-train, unless allowed") {
   TempDir dir("sk-accelerate-env");
-  const auto refused = train_with_environment("ACCELERATE_USE_FSDP=true", tiny_run(dir / "refused", {"--steps=2"}));
+  const auto refused =
+      run_program_with_environment("shardkit-train", tiny_run(dir / "refused", {"--steps=2"}), {"ACCELERATE_USE_FSDP=true"});
   INFO(refused.output);
   CHECK(refused.exit_code == 2);
   CHECK(contains(refused.output, "ACCELERATE_USE_FSDP=true"));
   CHECK(contains(refused.output, "--parallelism.dp_shard"));
   CHECK_FALSE(fs::exists(dir / "refused/checkpoints"));
 
-  const auto allowed = train_with_environment("ACCELERATE_USE_FSDP=true LEROBOT_ALLOW_ACCELERATE_ENV=1",
-                                              tiny_run(dir / "allowed", {"--steps=2"}));
+  const auto allowed = run_program_with_environment("shardkit-train", tiny_run(dir / "allowed", {"--steps=2"}),
+                                                    {"ACCELERATE_USE_FSDP=true", "LEROBOT_ALLOW_ACCELERATE_ENV=1"});
   INFO(allowed.output);
   CHECK(allowed.exit_code == 0);
   CHECK(contains(allowed.output, "LEROBOT_ALLOW_ACCELERATE_ENV=1: going on"));

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "../distributed/launch.hpp"
+#include "program_environment.hpp"
 
 using namespace shardkit::test;
 namespace fs = std::filesystem;
@@ -114,10 +115,9 @@ TEST_CASE("a resumed run continues the same trackio run, without the steps the i
 
 TEST_CASE("trackio's own folder: TRACKIO_DIR, as trackio reads it") {
   TempDir dir("sk-trackio-env");
-  std::string command = "env TRACKIO_DIR=" + shell_quote(dir / "store") + " " + shell_quote(bin("shardkit-train"));
-  for (const auto& arg : tiny_run(dir / "run", {"--steps=2", "--trackio.enable=true", "--job_name=env"}))
-    command += " " + shell_quote(arg);
-  const auto r = run_command(command);
+  const auto r = run_program_with_environment("shardkit-train",
+                                              tiny_run(dir / "run", {"--steps=2", "--trackio.enable=true", "--job_name=env"}),
+                                              {"TRACKIO_DIR=" + dir / "store"});
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   const auto project = read_trackio(dir / "store", "lerobot");
