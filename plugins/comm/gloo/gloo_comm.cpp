@@ -32,19 +32,23 @@ torch::Device GlooComm::prepare(const CommInit& init) {
     throw ConfigError("comm 'gloo': this rank computes on " + init.device +
                       ", and gloo moves CPU tensors only; use --distributed.comm=nccl (or auto) "
                       "for CUDA, or --policy.device=cpu");
+  // The device (listening address) is bound once per process, before the rendezvous: a
+  // wrong interface then fails on every rank alike, not only on those that reach it first.
+  if (init.world_size > 1) {
+    // The interface: the one the host program set, else GLOO_SOCKET_IFNAME (as PyTorch's).
+    std::string ifname = init.socket_ifname;
+    if (const char* env = std::getenv("GLOO_SOCKET_IFNAME"); ifname.empty() && env) ifname = env;
+    device_ = make_device(ifname, init.master_addr, init.master_port, log());
+  }
   return torch::Device(torch::kCPU);
 }
 
 c10::intrusive_ptr<c10d::Backend> GlooComm::make_backend(
     const std::shared_ptr<c10d_common::C10dStore>& store, int rank, int size) {
   const auto& init = init_options();
-  // One device (listening address) per process, created when the first group needs it.
-  if (!device_) {
-    // The interface: the one the host program set, else GLOO_SOCKET_IFNAME (as PyTorch's).
-    std::string ifname = init.socket_ifname;
-    if (const char* env = std::getenv("GLOO_SOCKET_IFNAME"); ifname.empty() && env) ifname = env;
-    device_ = make_device(ifname, init.master_addr, init.master_port, log());
-  }
+  if (!device_) throw RuntimeError("comm 'gloo': a group of " + std::to_string(size) +
+                                   " ranks needs the device that init() binds for a world of "
+                                   "more than one rank");
   auto options = c10d::ProcessGroupGloo::Options::create(init.timeout);
   options->devices.push_back(device_);
   try {
