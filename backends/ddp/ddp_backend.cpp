@@ -35,6 +35,12 @@ class DdpBackend final : public shardkit::WholeParameterBackend {
     options_.find_unused_parameters = o.get_bool("find_unused_parameters");
     options_.overlap = o.get_bool("overlap");
     broadcast_buffers_ = o.get_bool("broadcast_buffers");
+    // LeRobot main passes these to PyTorch's DDP; shardkit's reducer has no use for them.
+    for (const auto* flag : {"gradient_as_bucket_view", "static_graph"})
+      if (o.get_bool(flag) && logger_)
+        logger_->info("ddp: --accelerator.ddp.{}=true changes nothing here (the reducer already all-reduces "
+                      "bucket copies in place and rebuilds nothing per step); accepted for LeRobot's command lines",
+                      flag);
     if (ctx.mesh) {
       group_ = &ctx.mesh->dp_group();
     } else {
@@ -102,6 +108,12 @@ const shardkit::OptionSpec kOptions[] = {
      nullptr, nullptr, nullptr},
     {"broadcast_buffers", shardkit::OptionType::Bool, "true",
      "Copy rank 0's buffers to every rank after each backward", nullptr, nullptr, nullptr},
+    {"gradient_as_bucket_view", shardkit::OptionType::Bool, "false",
+     "LeRobot main's DDP option (PyTorch: gradients as views into the buckets): accepted, no effect here",
+     nullptr, nullptr, nullptr},
+    {"static_graph", shardkit::OptionType::Bool, "false",
+     "LeRobot main's DDP option (PyTorch: the graph never changes): accepted, no effect here", nullptr, nullptr,
+     nullptr},
 };
 
 std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& ctx) {

@@ -29,30 +29,46 @@ struct EvalResult {
 /// through `transform` (the run's normalization) and moved to `device`. Summed losses
 /// (PolicyOutput::normalizer) are divided by their global count, mean losses averaged over
 /// batches. The policy is put back into training mode.
+/// `limit` > 0 reads only the first `limit` samples.
 EvalResult evaluate(Backend& backend, Policy& policy, const Dataset& data, std::int64_t batch_size, CommGroup& dp,
-                    const std::function<void(Batch&)>& transform, const std::string& device);
+                    const std::function<void(Batch&)>& transform, const std::string& device,
+                    std::int64_t limit = 0);
 
-/// --eval_freq=N: a second instance of the run's dataset plugin, on its validation split,
-/// evaluated every N loop steps (at optimizer updates) and at the last step.
+/// When evaluation runs: every N loop steps, and (--eval_freq) again at the last step.
+struct EvalSchedule {
+  std::string flag;     ///< the option that asked for it: eval_freq or eval_steps
+  std::int64_t every = 0;
+  bool at_last = false;
+  /// From --eval_freq or --eval_steps (at most one is > 0); every == 0 when neither is.
+  static EvalSchedule from(std::int64_t eval_freq, std::int64_t eval_steps);
+};
+
+/// --eval_freq / --eval_steps: a second instance of the run's dataset plugin, on its validation
+/// split, evaluated on the schedule at optimizer updates.
 class Evaluation {
  public:
-  /// Throws ConfigError when `every` is not a multiple of `accum` (evaluation runs at updates).
+  /// Throws ConfigError when `schedule.every` is not a multiple of `accum` (evaluation runs at
+  /// updates). `max_samples` > 0 caps the samples: the dataset's own max_eval_samples option
+  /// where it has one (lerobot), else its first `max_samples`.
   Evaluation(const Registry& registry, const Config& config, const Runtime& runtime, const std::string& dataset,
-             const Policy& policy, std::int64_t every, std::int64_t accum);
+             const Policy& policy, const EvalSchedule& schedule, std::int64_t accum, std::int64_t max_samples);
   Evaluation(const Evaluation&) = delete;  // the dataset plugin points at config_
   Evaluation& operator=(const Evaluation&) = delete;
 
-  /// Whether step `done` evaluates: an update at a multiple of --eval_freq, or the last of `steps`.
+  /// Whether step `done` evaluates: an update at a multiple of the schedule's N, or (--eval_freq)
+  /// the last of `steps`.
   bool due(std::int64_t done, bool update, std::int64_t steps) const {
-    return update && (done % every_ == 0 || done == steps);
+    return update && (done % schedule_.every == 0 || (schedule_.at_last && done == steps));
   }
-  /// Evaluates at `step` with evaluate(); the values to log (eval_loss, eval_perplexity).
+  /// Evaluates at `step` with evaluate(); the values to log: eval_loss, and under --eval_freq
+  /// eval_perplexity.
   std::map<std::string, double> run(std::int64_t step, Backend& backend, Policy& policy, std::int64_t batch_size,
                                     CommGroup& dp, const std::function<void(Batch&)>& transform,
                                     const std::string& device);
 
  private:
-  std::int64_t every_;
+  EvalSchedule schedule_;
+  std::int64_t limit_ = 0;  ///< samples evaluated; 0 = all
   Config config_;  ///< the validation dataset's options
   std::shared_ptr<Dataset> dataset_;
 };

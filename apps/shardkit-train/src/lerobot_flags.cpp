@@ -26,6 +26,44 @@ bool given_now(const Provenance& provenance, const std::string& key) {
   return kind == "command line" || kind == "config file";
 }
 
+/// --eval_freq / --eval_steps need a validation split (LeRobot main: held-out episodes);
+/// --max_eval_samples and --env_eval_freq are noted when they change nothing.
+void check_evaluation_flags(const Config& config, const Provenance& provenance, std::vector<std::string>& errors,
+                            std::vector<std::string>& notices) {
+  const auto number = [&](const char* key) { return config.has(key) ? config.get_int(key) : 0; };
+  const auto eval_freq = number("eval_freq"), eval_steps = number("eval_steps");
+  const auto flag = eval_steps > 0 ? "--eval_steps=" + std::to_string(eval_steps)
+                                   : "--eval_freq=" + std::to_string(eval_freq);
+  if (eval_freq > 0 && eval_steps > 0) {
+    errors.push_back("--eval_freq=" + std::to_string(eval_freq) + " and --eval_steps=" + std::to_string(eval_steps) +
+                     " both ask for offline evaluation; give one (--eval_steps: every N steps, LeRobot main's "
+                     "name; --eval_freq: every N steps and at the last)");
+  } else if (eval_freq > 0 || eval_steps > 0) {
+    if (!config.has("dataset.split"))
+      errors.push_back(flag + " evaluates on a validation split, and --dataset.type=" +
+                       config.get_string("dataset.type") + " has none (no --dataset.split option); use a dataset "
+                       "with one (lerobot: --dataset.eval_split; text: --dataset.validation_fraction or "
+                       "--dataset.validation_path; synthetic: --dataset.validation_samples), or leave it at 0 "
+                       "(the default: no evaluation)");
+    else if (config.has("dataset.eval_split") && !(config.get_float("dataset.eval_split") > 0))
+      errors.push_back(eval_steps > 0 ? "eval_steps > 0 requires dataset.eval_split > 0.0 to hold out eval data: add "
+                                        "--dataset.eval_split=0.1 (the fraction of each task's episodes held out)"
+                                      : flag + " needs held-out episodes: add --dataset.eval_split=0.1 (the fraction "
+                                               "of each task's episodes held out)");
+  } else {
+    for (const auto* key : {"eval_freq", "eval_steps"})
+      if (given_now(provenance, key))
+        notices.push_back("--" + std::string(key) + "=0: no evaluation while training, which is the default");
+    if (given_now(provenance, "max_eval_samples") && number("max_eval_samples") > 0)
+      notices.push_back("--max_eval_samples=" + std::to_string(number("max_eval_samples")) +
+                        " is ignored: nothing is evaluated (--eval_steps=N turns offline evaluation on)");
+  }
+  if (given_now(provenance, "env_eval_freq") && number("env_eval_freq") > 0)
+    notices.push_back("--env_eval_freq=" + std::to_string(number("env_eval_freq")) +
+                      " is ignored: shardkit runs no simulation environment (as lerobot-train without --env.type); "
+                      "--eval_steps=N logs the loss on held-out episodes");
+}
+
 }  // namespace
 
 void check_dataset_repo_id(RawConfig& flags, RawConfig& file, const Registry& registry,
@@ -74,16 +112,7 @@ void apply_lerobot_flags(Config& config, Provenance& provenance, std::vector<std
   else if (given_now(provenance, "policy.push_to_hub"))
     notices.push_back("--policy.push_to_hub=false is ignored: shardkit never uploads; checkpoints stay in "
                       "<output_dir>/checkpoints");
-  if (config.has("eval_freq")) {
-    const auto every = config.get_int("eval_freq");
-    if (every > 0 && !config.has("dataset.split"))
-      errors.push_back("--eval_freq=" + std::to_string(every) + " evaluates on a validation split, and --dataset.type=" +
-                       config.get_string("dataset.type") + " has none (no --dataset.split option); use a dataset "
-                       "with one (text: --dataset.validation_fraction or --dataset.validation_path; synthetic: "
-                       "--dataset.validation_samples), or --eval_freq=0 (the default: no evaluation)");
-    else if (every == 0 && given_now(provenance, "eval_freq"))
-      notices.push_back("--eval_freq=0: no evaluation while training, which is the default");
-  }
+  check_evaluation_flags(config, provenance, errors, notices);
   // LeRobot's --trackio.project names the project of the trackio logger (--trackio.enable selects it).
   if (given_now(provenance, "trackio.project")) {
     const std::string flag = "--trackio.project=" + config.get_string("trackio.project");

@@ -47,6 +47,9 @@ struct TrainOptions {
   std::int64_t seed{};  ///< --seed
   std::int64_t log_freq{};  ///< --log_freq
   std::int64_t eval_freq{};  ///< --eval_freq
+  std::int64_t eval_steps{};  ///< --eval_steps
+  std::int64_t max_eval_samples{};  ///< --max_eval_samples
+  std::int64_t env_eval_freq{};  ///< --env_eval_freq
   bool wandb_enable{};  ///< --wandb.enable
   std::string wandb_project{};  ///< --wandb.project
   std::string wandb_entity{};  ///< --wandb.entity

@@ -144,8 +144,9 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
       CheckpointedParts{*backend_, *policy_, *optimizer_, *scheduler_, scaler_.get(), *loader_, normalizer_, lora_,
                         lora_summary_},
       CheckpointedRun{output_dir_, steps_, batch_size_, accum_, base_record_}, selection_.checkpoint_format);
-  if (const auto every = options_.eval_freq; every > 0)
-    evaluation_ = std::make_unique<Evaluation>(registry_, config_, runtime_, selection_.dataset, *policy_, every, accum_);
+  if (const auto schedule = EvalSchedule::from(options_.eval_freq, options_.eval_steps); schedule.every > 0)
+    evaluation_ = std::make_unique<Evaluation>(registry_, config_, runtime_, selection_.dataset, *policy_, schedule,
+                                               accum_, options_.max_eval_samples);
   std::vector<std::shared_ptr<MetricsLogger>> loggers;
   if (runtime_.is_main()) {
     make_directories(output_dir_);

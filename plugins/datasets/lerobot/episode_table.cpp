@@ -2,8 +2,10 @@
 #include "episode_table.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <set>
+#include <sstream>
 
 #include <shardkit/error.hpp>
 
@@ -37,6 +39,9 @@ void read_file(const std::string& path, const DatasetInfo& info, std::map<std::i
   const auto file = table.int64_column("data/file_index");
   const auto from = table.int64_column("dataset_from_index");
   const auto to = table.int64_column("dataset_to_index");
+  // LeRobot's v3.0 writer always stores `tasks`; a table without it groups every episode alike.
+  const auto tasks = table.has_column("tasks") ? table.first_string_column("tasks")
+                                                : std::vector<std::string>(index.size());
   std::map<std::string, std::vector<std::int64_t>> video_chunk, video_file;
   std::map<std::string, std::vector<double>> video_from, video_to;
   for (const auto* camera : info.cameras()) {
@@ -48,7 +53,7 @@ void read_file(const std::string& path, const DatasetInfo& info, std::map<std::i
     video_to[camera->name] = table.double_column(prefix + "to_timestamp");
   }
   for (std::size_t i = 0; i < index.size(); ++i) {
-    Episode e{index[i], length[i], chunk[i], file[i], from[i], to[i], {}};
+    Episode e{index[i], length[i], chunk[i], file[i], from[i], to[i], {}, tasks[i]};
     if (e.length < 1 || e.to_index - e.from_index != e.length)
       throw FormatError(path + ": episode " + std::to_string(e.index) + " has length " + std::to_string(e.length) +
                         " but rows [" + std::to_string(e.from_index) + ", " + std::to_string(e.to_index) + ")");
@@ -57,6 +62,43 @@ void read_file(const std::string& path, const DatasetInfo& info, std::map<std::i
     if (!out.emplace(e.index, e).second)
       throw FormatError(path + " lists episode " + std::to_string(e.index) + " twice");
   }
+}
+
+/// "[0, 2,5]" or "0,2,5" as integers in order (negatives kept for the caller to judge).
+std::vector<std::int64_t> parse_index_list(const std::string& flag, const std::string& text) {
+  std::string bare = text;
+  bare.erase(std::remove_if(bare.begin(), bare.end(), [](char c) { return c == ' ' || c == '[' || c == ']'; }),
+             bare.end());
+  std::vector<std::int64_t> out;
+  std::size_t start = 0;
+  while (start < bare.size()) {
+    auto end = bare.find(',', start);
+    if (end == std::string::npos) end = bare.size();
+    const auto item = bare.substr(start, end - start);
+    std::size_t used = 0;
+    bool ok = !item.empty();
+    try {
+      if (ok) out.push_back(std::stoll(item, &used));
+    } catch (const std::exception&) {
+      ok = false;
+    }
+    if (!ok || used != item.size())
+      throw ConfigError(flag + ": '" + item + "' is not an episode index; write a list such as [0,2,5]");
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string list_text(const std::vector<std::int64_t>& values) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + std::to_string(values[i]);
+  return out + "]";
+}
+
+std::string format_fraction(double value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
 }
 
 }  // namespace
@@ -71,43 +113,91 @@ std::map<std::int64_t, Episode> read_episodes(const DatasetInfo& info) {
   return episodes;
 }
 
-std::vector<std::int64_t> select_episodes(const std::string& selection,
-                                          const std::map<std::int64_t, Episode>& episodes,
-                                          const std::string& root) {
-  std::string text = selection;
-  text.erase(std::remove_if(text.begin(), text.end(), [](char c) { return c == ' ' || c == '[' || c == ']'; }),
-             text.end());
-  std::vector<std::int64_t> out;
-  if (selection.empty() || selection == "all") {
-    for (const auto& [index, e] : episodes) out.push_back(index);
+std::vector<std::int64_t> select_episodes(const std::string& episodes, const std::string& exclude,
+                                          const std::map<std::int64_t, Episode>& all, const std::string& root,
+                                          std::vector<std::string>& warnings) {
+  const auto range = "[0, " + std::to_string(all.size()) + ")";
+  std::vector<std::int64_t> chosen;
+  if (episodes.empty() || episodes == "all") {
+    for (const auto& [index, e] : all) chosen.push_back(index);
+  } else {
+    const std::string flag = "--dataset.episodes=" + episodes;
+    chosen = parse_index_list(flag, episodes);
+    std::vector<std::int64_t> negative, repeated;
+    std::set<std::int64_t> seen;
+    for (const auto value : chosen) {
+      if (value < 0) negative.push_back(value);
+      if (!seen.insert(value).second) repeated.push_back(value);
+    }
+    if (!negative.empty())
+      throw ConfigError(flag + ": episode indices must be non-negative, got: " + list_text(negative));
+    if (!repeated.empty()) {
+      std::sort(repeated.begin(), repeated.end());
+      repeated.erase(std::unique(repeated.begin(), repeated.end()), repeated.end());
+      throw ConfigError(flag + ": episode indices contain duplicates: " + list_text(repeated) +
+                        "; name each episode once");
+    }
+    for (const auto value : chosen)
+      if (!all.count(value))
+        throw ConfigError(flag + ": the dataset in " + root + " has no episode " + std::to_string(value) +
+                          " (it has " + std::to_string(all.size()) + ": 0.." + std::to_string(all.rbegin()->first) +
+                          ")");
+  }
+  if (!exclude.empty()) {
+    std::vector<std::int64_t> negative, outside;
+    std::set<std::int64_t> dropped;
+    for (const auto value : parse_index_list("--dataset.exclude_episodes=" + exclude, exclude)) {
+      if (value < 0)
+        negative.push_back(value);
+      else if (!all.count(value))
+        outside.push_back(value);
+      else
+        dropped.insert(value);
+    }
+    if (!negative.empty())
+      warnings.push_back("--dataset.exclude_episodes: ignoring negative entries " + list_text(negative));
+    if (!outside.empty()) {
+      std::sort(outside.begin(), outside.end());
+      warnings.push_back("--dataset.exclude_episodes: ignoring episode indices outside the dataset range " + range +
+                         ": " + list_text(outside));
+    }
+    chosen.erase(std::remove_if(chosen.begin(), chosen.end(), [&](std::int64_t e) { return dropped.count(e) > 0; }),
+                 chosen.end());
+  }
+  if (chosen.empty())
+    throw ConfigError("--dataset.episodes=" + (episodes.empty() ? std::string("(all)") : episodes) +
+                      (exclude.empty() ? std::string() : " less --dataset.exclude_episodes=" + exclude) +
+                      " selects no episode; name at least one (e.g. [0]) or leave the flags out to train on all " +
+                      std::to_string(all.size()));
+  return chosen;
+}
+
+EpisodeSplit split_episodes(const std::vector<std::int64_t>& base, const std::map<std::int64_t, Episode>& all,
+                            double eval_split) {
+  EpisodeSplit out;
+  if (eval_split <= 0) {
+    out.train = base;
     return out;
   }
-  std::set<std::int64_t> seen;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    auto end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    const auto item = text.substr(start, end - start);
-    std::size_t used = 0;
-    std::int64_t value = -1;
-    try {
-      value = std::stoll(item, &used);
-    } catch (const std::exception&) {
-    }
-    if (item.empty() || used != item.size() || value < 0)
-      throw ConfigError("--dataset.episodes=" + selection + ": '" + item +
-                        "' is not an episode index; write a list such as [0,2,5]");
-    if (!episodes.count(value))
-      throw ConfigError("--dataset.episodes=" + selection + ": the dataset in " + root + " has no episode " +
-                        std::to_string(value) + " (it has " + std::to_string(episodes.size()) + ": 0.." +
-                        std::to_string(episodes.rbegin()->first) + ")");
-    if (seen.insert(value).second) out.push_back(value);
-    start = end + 1;
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<std::int64_t>> by_task;
+  for (const auto e : base) {
+    const auto& task = all.at(e).task;
+    if (!by_task.count(task)) order.push_back(task);
+    by_task[task].push_back(e);
   }
-  if (out.empty())
-    throw ConfigError("--dataset.episodes=" + selection + " selects no episode; name at least one (e.g. [0]) or "
-                      "leave the flag out to train on all " + std::to_string(episodes.size()));
-  std::sort(out.begin(), out.end());
+  for (const auto& task : order) {
+    const auto& members = by_task.at(task);
+    const auto held = static_cast<std::size_t>(std::ceil(static_cast<double>(members.size()) * eval_split));
+    const auto cut = members.size() - std::min(held, members.size());
+    out.train.insert(out.train.end(), members.begin(), members.begin() + static_cast<std::ptrdiff_t>(cut));
+    out.eval.insert(out.eval.end(), members.begin() + static_cast<std::ptrdiff_t>(cut), members.end());
+  }
+  if (out.train.empty())
+    throw ConfigError("--dataset.eval_split=" + format_fraction(eval_split) + " leaves 0 training episodes from " +
+                      std::to_string(base.size()) + " total (" + std::to_string(order.size()) +
+                      " tasks; each task keeps at least one episode for evaluation); lower it, or select more "
+                      "episodes per task");
   return out;
 }
 

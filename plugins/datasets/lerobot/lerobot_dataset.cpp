@@ -1,6 +1,7 @@
 // LeRobotDataset.__getitem__ in C++: columns from parquet, cameras decoded, delta frames with _is_pad.
 #include "lerobot_dataset.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <thread>
 
@@ -19,10 +20,34 @@ LeRobotDataset::LeRobotDataset(const LeRobotOptions& options) : options_(options
   info_ = read_dataset_info(root);
   tasks_ = read_tasks(root);
   all_episodes_ = read_episodes(info_);
-  selected_ = select_episodes(options.episodes, all_episodes_, root);
+  const auto base = select_episodes(options.episodes, options.exclude_episodes, all_episodes_, root, warnings_);
+  auto split = split_episodes(base, all_episodes_, options.eval_split);
+  std::sort(split.train.begin(), split.train.end());
+  std::sort(split.eval.begin(), split.eval.end());
+  held_out_ = split.eval;
+  selected_ = options.validation ? split.eval : split.train;
+  if (options.validation && selected_.empty())
+    throw ConfigError("--dataset.split=validation reads the episodes --dataset.eval_split holds out, and it is " +
+                      std::to_string(options.eval_split) + "; set --dataset.eval_split to a fraction in (0, 1)");
   frames_ = std::make_unique<FrameTable>(info_, all_episodes_, selected_);
+  if (options.validation && options.max_eval_samples > 0) rows_ = capped_rows(options.max_eval_samples);
   stats_ = read_stats(root);
   if (options.use_imagenet_stats) use_imagenet_stats(stats_, cameras());
+}
+
+std::vector<std::int64_t> LeRobotDataset::capped_rows(std::int64_t max_samples) const {
+  // LeRobot main's --max_eval_samples: max(1, max // tasks) frames of each task (tasks in
+  // index order), each task's first frames in dataset order.
+  const auto task_of = frames_->column("task_index").contiguous();
+  std::map<std::int64_t, std::vector<std::int64_t>> by_task;
+  for (std::int64_t row = 0; row < frames_->num_rows(); ++row)
+    by_task[task_of[row].item<std::int64_t>()].push_back(row);
+  const auto per_task = std::max<std::int64_t>(1, max_samples / static_cast<std::int64_t>(by_task.size()));
+  std::vector<std::int64_t> rows;
+  for (const auto& [task, members] : by_task)
+    rows.insert(rows.end(), members.begin(),
+                members.begin() + std::min<std::int64_t>(per_task, static_cast<std::int64_t>(members.size())));
+  return rows;
 }
 
 std::vector<std::string> LeRobotDataset::cameras() const {
@@ -137,14 +162,14 @@ Batch LeRobotDataset::read_batch(const std::vector<std::int64_t>& indices, bool 
   const auto n = static_cast<std::int64_t>(indices.size());
   const auto threads = std::min<std::int64_t>(options_.num_workers, n);
   if (threads <= 1) {
-    for (std::int64_t k = 0; k < n; ++k) items[k] = get_item(indices[k], augment, seed);
+    for (std::int64_t k = 0; k < n; ++k) items[k] = get_item(row_of(indices[k]), augment, seed);
   } else {
     std::vector<std::exception_ptr> errors(static_cast<std::size_t>(threads));
     std::vector<std::thread> workers;
     for (std::int64_t t = 0; t < threads; ++t)
       workers.emplace_back([&, t] {
         try {
-          for (auto k = t; k < n; k += threads) items[k] = get_item(indices[k], augment, seed);
+          for (auto k = t; k < n; k += threads) items[k] = get_item(row_of(indices[k]), augment, seed);
         } catch (...) {
           errors[t] = std::current_exception();
         }

@@ -130,6 +130,23 @@ std::vector<std::string> ParquetTable::string_column(const std::string& name) co
   return out;
 }
 
+std::vector<std::string> ParquetTable::first_string_column(const std::string& name) const {
+  std::vector<std::string> out;
+  const auto not_strings = [&](const arrow::Array& chunk) {
+    return FormatError(path_ + ": column '" + name + "' is " + chunk.type()->ToString() + ", not lists of strings");
+  };
+  for (const auto& chunk : column(name).chunks()) {
+    if (chunk->type_id() != arrow::Type::LIST) throw not_strings(*chunk);
+    const auto& lists = static_cast<const arrow::ListArray&>(*chunk);
+    if (lists.values()->type_id() != arrow::Type::STRING) throw not_strings(*chunk);
+    const auto& strings = static_cast<const arrow::StringArray&>(*lists.values());
+    for (std::int64_t i = 0; i < lists.length(); ++i)
+      out.push_back(lists.IsNull(i) || lists.value_length(i) == 0 ? std::string()
+                                                                  : strings.GetString(lists.value_offset(i)));
+  }
+  return out;
+}
+
 at::Tensor ParquetTable::tensor_column(const std::string& name, const std::vector<std::int64_t>& sample_shape,
                                        at::ScalarType dtype) const {
   const auto where = path_ + ", column '" + name + "'";

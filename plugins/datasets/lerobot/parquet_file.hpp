@@ -33,6 +33,8 @@ class ParquetTable {
   /// Floating-point column (float/double) as doubles.
   std::vector<double> double_column(const std::string& name) const;
   std::vector<std::string> string_column(const std::string& name) const;
+  /// A list<string> column: each row's first string ("" for an empty or null list).
+  std::vector<std::string> first_string_column(const std::string& name) const;
   /// A numeric column, scalar or (nested) fixed-size lists, as a tensor [rows, *sample_shape]
   /// of `dtype`. Throws FormatError when values are null or the list sizes do not match.
   at::Tensor tensor_column(const std::string& name, const std::vector<std::int64_t>& sample_shape,

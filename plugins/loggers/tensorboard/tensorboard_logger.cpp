@@ -1,4 +1,4 @@
-// Logger `tensorboard`: each log step as TensorBoard scalars train/<name> in event files.
+// Logger `tensorboard`: each log step as TensorBoard scalars train/<name> (eval/<name> for eval_*) in event files.
 #include <unistd.h>
 
 #include <chrono>
@@ -74,7 +74,8 @@ class TensorBoardLogger final : public shardkit::MetricsLogger {
     auto* summary = event.mutable_summary();
     for (const auto& [name, value] : row.values) {
       auto* v = summary->add_value();
-      v->set_tag("train/" + name);
+      // LeRobot's groups: evaluation values under eval/, the rest under train/.
+      v->set_tag((name.rfind("eval_", 0) == 0 ? "eval/" : "train/") + name);
       v->set_simple_value(static_cast<float>(value));
     }
     write(event);
@@ -110,4 +111,4 @@ std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& ctx) {
 }  // namespace
 
 SHARDKIT_PLUGIN(logger, tensorboard, "0.1.0",
-                "TensorBoard event files (scalars train/<metric>) in <output_dir>/tensorboard", kOptions, make)
+                "TensorBoard event files (scalars train/<metric>, eval/eval_<metric>) in <output_dir>/tensorboard", kOptions, make)

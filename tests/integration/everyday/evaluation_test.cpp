@@ -15,7 +15,7 @@ TEST_CASE("--eval_freq logs the validation loss, the same in one process and und
   const auto one = run_program("shardkit-train", tiny_run(dir / "one", with(eval, {"--batch_size=8"})));
   INFO(one.output);
   REQUIRE(one.exit_code == 0);
-  CHECK(contains(one.output, "evaluation every 4 steps on the validation split (64 samples)"));
+  CHECK(contains(one.output, "evaluation every 4 steps and at the last on the validation split (64 samples)"));
   const auto two = launch(2, tiny_run(dir / "two", with(eval, {"--batch_size=4", "--distributed_backend=fsdp"})));
   INFO(two.output);
   REQUIRE(two.exit_code == 0);

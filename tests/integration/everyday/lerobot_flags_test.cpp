@@ -43,7 +43,7 @@ TEST_CASE("LeRobot's off switches are accepted with a notice saying why they cha
 
 TEST_CASE("asking for what shardkit lacks (wandb, hub upload, evaluation) is one configuration error") {
   TempDir dir("sk-lerobot-asks");
-  // The lerobot dataset has no validation split (LeRobot 0.6.1 evaluates in simulation, not on data).
+  // Evaluating a lerobot dataset needs held-out episodes (--dataset.eval_split), as in LeRobot main.
   const auto r = run_program("shardkit-train", {"--output_dir=" + dir / "run", "--steps=2", "--wandb.enable=true",
                                                 "--policy.push_to_hub=true", "--eval_freq=500",
                                                 "--dataset.type=lerobot", "--dataset.repo_id=a/b"});
@@ -53,7 +53,7 @@ TEST_CASE("asking for what shardkit lacks (wandb, hub upload, evaluation) is one
   CHECK(contains(r.output, "--wandb.enable=true: shardkit has no Weights & Biases logger; track the run with trackio "
                            "(--trackio.enable=true, LeRobot's other tracker) or TensorBoard with --logger.type=tensorboard"));
   CHECK(contains(r.output, "--policy.push_to_hub=true: shardkit does not upload to the Hugging Face Hub"));
-  CHECK(contains(r.output, "--eval_freq=500 evaluates on a validation split, and --dataset.type=lerobot has none"));
+  CHECK(contains(r.output, "--eval_freq=500 needs held-out episodes: add --dataset.eval_split=0.1"));
   CHECK_FALSE(fs::exists(dir / "run"));
 }
 

@@ -29,16 +29,20 @@ std::map<std::string, std::map<std::int64_t, double>> tensorboard_scalars(const 
   return out;
 }
 
-/// Every value of every line of metrics.jsonl is in TensorBoard as train/<name> at its step,
+/// Every value of every line of metrics.jsonl is in TensorBoard as train/<name> (eval/<name> for
+/// the eval_* values, LeRobot's group) at its step,
 /// equal to the value rounded to float (TensorBoard's simple_value is a float).
 void check_same_values(const std::vector<MetricsLine>& lines,
                        const std::map<std::string, std::map<std::int64_t, double>>& scalars) {
   REQUIRE_FALSE(lines.empty());
+  std::map<std::string, std::size_t> expected;  // tag -> lines holding its value
   for (const auto& line : lines) {
     for (const auto& [name, text] : line.raw) {
       if (name == "step") continue;
       INFO("step " << line.step << ", " << name << " = " << text);
-      const auto tag = scalars.find("train/" + name);
+      const auto group = name.rfind("eval_", 0) == 0 ? "eval/" : "train/";
+      ++expected[group + name];
+      const auto tag = scalars.find(group + name);
       REQUIRE(tag != scalars.end());
       const auto at = tag->second.find(line.step);
       REQUIRE(at != tag->second.end());
@@ -48,7 +52,7 @@ void check_same_values(const std::vector<MetricsLine>& lines,
   // Nothing more than metrics.jsonl: one value per logged step and metric.
   for (const auto& [tag, steps] : scalars) {
     INFO(tag);
-    CHECK(steps.size() == lines.size());
+    CHECK(steps.size() == expected[tag]);
   }
 }
 
@@ -62,13 +66,16 @@ std::vector<fs::path> event_files(const std::string& dir) {
 }  // namespace
 
 TEST_CASE("--logger.type=tensorboard writes event files that tensorboard reads back as metrics.jsonl's values") {
+  // Evaluation values go under LeRobot's eval/ group, the others under train/.
   TempDir dir("sk-tensorboard");
-  const auto r = run_program("shardkit-train", tiny_run(dir / "run", {"--steps=6", "--logger.type=tensorboard"}));
+  const auto r = run_program("shardkit-train", tiny_run(dir / "run", {"--steps=6", "--logger.type=tensorboard",
+                                                                      "--eval_freq=3", "--dataset.validation_samples=32"}));
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   const auto lines = read_metrics(dir / "run");  // jsonl stays on
   REQUIRE(lines.size() == 6);
   CHECK(lines[0].raw.count("mae"));  // the policy's own metric too
+  CHECK(lines[2].raw.count("eval_loss"));  // and the evaluation's, under eval/
   REQUIRE(event_files(dir / "run/tensorboard").size() == 1);
   check_same_values(lines, tensorboard_scalars(dir / "run/tensorboard"));
 }
