@@ -17,10 +17,13 @@ TORCH_PIN=2.15.0
 PYARROW_PIN=26.0.1
 # transformers, peft and tokenizers are the language-model peers (llama, LoRA, tokenizer.json);
 # tensorboard reads back the event files of the tensorboard logger; accelerate's launcher starts
-# shardkit-train as LeRobot's guide does (pinned: its launch flags are what the tests exercise).
+# shardkit-train as LeRobot's guide does (pinned: its launch flags are what the tests exercise);
+# diffusers' EMAModel loads the ema_state.pt of --ema.enable runs, as LeRobot main does (pinned: its
+# state_dict keys and load_state_dict checks are what the file is written for).
 ACCELERATE_PIN=1.16.0
+DIFFUSERS_PIN=0.42.1
 PYTHON_PEERS=(safetensors numpy "pyarrow==$PYARROW_PIN" transformers peft tokenizers tensorboard
-              "accelerate==$ACCELERATE_PIN")
+              "accelerate==$ACCELERATE_PIN" "diffusers==$DIFFUSERS_PIN")
 
 DEBIAN_PACKAGES=(cmake ninja-build g++ ccache pkg-config libgloo-dev libboost1.81-dev
   libboost-json1.81-dev libtomlplusplus-dev libspdlog-dev catch2 python3 python3-venv libsqlite3-dev
@@ -62,7 +65,7 @@ if [ "${found%%+*}" != "$TORCH_PIN" ]; then
     exit 1
   fi
 fi
-if ! "$PY" -c "import safetensors, numpy, pyarrow, transformers, peft, tokenizers, tensorboard, accelerate; assert pyarrow.__version__ == '$PYARROW_PIN'; assert accelerate.__version__ == '$ACCELERATE_PIN'" 2>/dev/null; then
+if ! "$PY" -c "import safetensors, numpy, pyarrow, transformers, peft, tokenizers, tensorboard, accelerate, diffusers; assert pyarrow.__version__ == '$PYARROW_PIN'; assert accelerate.__version__ == '$ACCELERATE_PIN'; assert diffusers.__version__ == '$DIFFUSERS_PIN'" 2>/dev/null; then
   echo "[setup] installing the Python peers into $VENV: ${PYTHON_PEERS[*]}"
   "$PY" -m pip install -q "${PYTHON_PEERS[@]}"
 fi

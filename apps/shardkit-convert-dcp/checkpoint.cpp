@@ -52,6 +52,14 @@ void convert_checkpoint(const std::string& dir, bool delete_dcp, const std::func
   report(summary((root / model.file).string(), convert_folder((root / dcp::kModelFolder).string(),
                                                               (root / model.file).string(), progress(),
                                                               model.name_prefix)));
+  // --ema.enable: pretrained_model_ema/'s DCP folder, keyed as a model, becomes its model file.
+  if (fs::exists(root / dcp::kEmaModelFolder)) {
+    const auto ema_file = model.file == kWholeAdapterFile ? kWholeEmaAdapterFile : kWholeEmaModelFile;
+    report(summary((root / ema_file).string(), convert_folder((root / dcp::kEmaModelFolder).string(),
+                                                              (root / ema_file).string(), progress(),
+                                                              model.name_prefix)));
+    written.push_back(ema_file);
+  }
   if (delete_dcp) {
     removed.push_back(dcp::kModelFolder);
     // A checkpoint is read in one format, detected from its model's files: without the DCP
@@ -63,6 +71,7 @@ void convert_checkpoint(const std::string& dir, bool delete_dcp, const std::func
       written.push_back(kWholeOptimizerFile);
       removed.push_back(dcp::kOptimizerFolder);
     }
+    if (fs::exists(root / dcp::kEmaModelFolder)) removed.push_back(dcp::kEmaModelFolder);
   }
   // The written files are durable (fsync'ed, renamed, folder synced) before the manifest lists
   // them, and the manifest no longer lists the DCP folders before they go.

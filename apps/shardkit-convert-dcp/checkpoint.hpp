@@ -22,10 +22,11 @@ ModelTarget model_target(const std::string& dir);
 ///
 /// The model's DCP folder (pretrained_model/pytorch_model_fsdp_0) becomes
 /// pretrained_model/model.safetensors (a PEFT run's, with adapter_config.json, becomes
-/// adapter_model.safetensors under PEFT's names), which manifest.json then lists.
+/// adapter_model.safetensors under PEFT's names), which manifest.json then lists; an EMA run's
+/// pretrained_model_ema/pytorch_model_fsdp_0 likewise becomes pretrained_model_ema's file.
 ///
 /// With `delete_dcp` the optimizer's DCP folder (training_state/optimizer_0) also becomes
-/// training_state/optimizer_state.safetensors, manifest.json stops listing the two DCP
+/// training_state/optimizer_state.safetensors, manifest.json stops listing the DCP
 /// folders, and they are removed, the model's first. The folder is then a checkpoint of the
 /// `safetensors` format, byte for byte what that format writes: a resume finds no DCP model,
 /// detects the `safetensors` format from the files and loads both files from it. Refused,

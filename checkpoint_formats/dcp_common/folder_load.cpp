@@ -7,6 +7,7 @@
 #include <torch/types.h>
 
 #include "shardkit/dcp/metadata.hpp"
+#include "shardkit/ema_entries.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/files.hpp"
 #include "folder_plan.hpp"
@@ -163,6 +164,10 @@ void load_checkpoint(ShardedState& wanted, const std::string& dir) {
   load_folder(wanted, "model.", (fs::path(dir) / kModelFolder).string());
   if (!wanted.keys_with_prefix("optimizer.").empty())
     load_folder(wanted, "optimizer.", (fs::path(dir) / kOptimizerFolder).string());
+  if (!wanted.keys_with_prefix("ema.").empty()) {
+    auto ema = renamed_entries(wanted, "ema.", "model.");  // shares wanted's tensors: loading fills them
+    load_folder(ema, "model.", (fs::path(dir) / kEmaModelFolder).string());
+  }
 }
 
 at::ScalarType scalar_type_of(const std::string& dcp_dtype_name) {

@@ -21,6 +21,7 @@
 
 #include "shardkit/comm_support.hpp"
 #include "shardkit/dcp/metadata.hpp"
+#include "shardkit/ema_entries.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/error_text.hpp"
 #include "shardkit/files.hpp"
@@ -288,6 +289,9 @@ void save_folder(const ShardedState& state, const std::string& prefix, const std
 void save_checkpoint(const ShardedState& state, const std::string& dir, CommGroup* world) {
   save_folder(state, "model.", (fs::path(dir) / kModelFolder).string(), world);
   save_folder(state, "optimizer.", (fs::path(dir) / kOptimizerFolder).string(), world);
+  // Keyed as a model folder, so that pretrained_model_ema/ loads as pretrained_model/ does.
+  if (!state.keys_with_prefix("ema.").empty())
+    save_folder(renamed_entries(state, "ema.", "model."), "model.", (fs::path(dir) / kEmaModelFolder).string(), world);
 }
 
 bool has_checkpoint_model(const std::string& dir) { return is_folder((fs::path(dir) / kModelFolder).string()); }

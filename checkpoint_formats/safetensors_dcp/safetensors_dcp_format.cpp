@@ -1,4 +1,5 @@
-// Checkpoint format `safetensors_dcp`: both artefacts, the whole-weight model.safetensors and the DCP folders.
+// Checkpoint format `safetensors_dcp`: both artefacts, the whole-weight model.safetensors and the DCP folders
+// (with --ema.enable also pretrained_model_ema/'s).
 #include <memory>
 
 #include <shardkit/checkpoint_format.hpp>
@@ -14,6 +15,7 @@ class SafetensorsDcpFormat final : public shardkit::CheckpointFormat {
   void save(const shardkit::ShardedState& state, const std::string& dir, shardkit::CommGroup* group) override {
     shardkit::dcp::save_checkpoint(state, dir, group);
     shardkit::save_whole_state(state, "model.", dir, group);
+    if (!state.keys_with_prefix("ema.").empty()) shardkit::save_whole_state(state, "ema.", dir, group);
   }
   // Resume reads the DCP shards: they hold the optimizer state and load at any topology.
   void load(shardkit::ShardedState& wanted, const std::string& dir, shardkit::CommGroup*) override {

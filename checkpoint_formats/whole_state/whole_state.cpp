@@ -29,8 +29,11 @@ Location locate(const std::string& key, bool adapter) {
   if (key.rfind("model.", 0) == 0)
     return adapter ? Location{kWholeAdapterFile, kPeftKeyPrefix + key.substr(6)}
                    : Location{kWholeModelFile, key.substr(6)};
+  if (key.rfind("ema.", 0) == 0)
+    return adapter ? Location{kWholeEmaAdapterFile, kPeftKeyPrefix + key.substr(4)}
+                   : Location{kWholeEmaModelFile, key.substr(4)};
   if (key.rfind("optimizer.", 0) == 0) return {kWholeOptimizerFile, key.substr(10)};
-  throw FormatError("safetensors format: entry '" + key + "' is neither under model. nor optimizer.");
+  throw FormatError("safetensors format: entry '" + key + "' is not under model., ema. or optimizer.");
 }
 
 }  // namespace

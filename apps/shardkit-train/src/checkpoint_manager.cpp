@@ -9,12 +9,14 @@
 
 #include "base_model_record.hpp"
 #include "checkpoint_manifest.hpp"
+#include "ema_state_file.hpp"
 #include "processor_files.hpp"
 #include "rank_agreement.hpp"
 #include "shardkit/capability.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/files.hpp"
 #include "shardkit/gather_whole.hpp"
+#include "shardkit/ema_entries.hpp"
 #include "shardkit/ledger.hpp"
 #include "shardkit/logging.hpp"
 #include "shardkit/pretrained_config.hpp"
@@ -100,7 +102,17 @@ ResumePoint CheckpointManager::resume(const std::string& dir) {
   if (!format)
     throw FormatError(dir + " holds no model weights in any checkpoint format this shardkit has (" +
                       checkpointer_.formats_known() + "); is it a complete checkpoint?");
-  load_state(dir, *format, /*with_optimizer=*/true);
+  const bool shadow_loaded = load_state(dir, *format, /*with_optimizer=*/true);
+  if (auto* ema = parts_.ema) {
+    const auto record = (fs::path(dir) / kEmaStateJson).string();
+    if (shadow_loaded) {
+      ema->set_optimization_step(read_ema_optimization_step(record));
+    } else {
+      logger()->warn("Resuming with --ema.enable=true but {} is missing; restarting the shadow from the current weights.",
+                     record);
+      ema->restart();
+    }
+  }
   load_rng_state(rng_state_path(dir, runtime_.rank, /*for_load=*/true));
   if (auto* scaler = parts_.scaler) {
     const auto path = (fs::path(dir) / "training_state/scaler_state.json").string();
@@ -137,12 +149,14 @@ void CheckpointManager::load_weights(const std::string& pretrained_dir) {
     logger()->info("loaded weights from {}", pretrained_dir);
     return;
   }
-  const auto checkpoint = fs::path(folder_path(pretrained_dir)).parent_path();
+  const auto folder = fs::path(folder_path(pretrained_dir));
+  const auto checkpoint = folder.parent_path();
   const auto format = checkpointer_.format_of(checkpoint.string());
   if (!format)
     throw ConfigError("--policy.path=" + pretrained_dir + " holds no model weights in any "
                       "checkpoint format this shardkit has (" + checkpointer_.formats_known() + ")");
-  load_state(checkpoint.string(), *format, /*with_optimizer=*/false);
+  load_state(checkpoint.string(), *format, /*with_optimizer=*/false,
+             /*ema_weights=*/folder.filename() == kPretrainedEmaFolder);
   logger()->info("loaded weights from {}", pretrained_dir);
 }
 
@@ -158,24 +172,31 @@ void CheckpointManager::load_adapter(const std::string& adapter_dir) {
   // What a checkpoint of this run holds: the adapters and the modules trained whole.
   ShardedState wanted;
   collect_model_state(wanted, /*trainable_only=*/true);
+  // pretrained_model_ema/: the "ema." entries, loaded into the same tensors.
+  if (folder.filename() == kPretrainedEmaFolder) wanted = renamed_entries(wanted, "model.", "ema.");
   checkpointer_.load(wanted, checkpoint, *format);
   parts_.backend.model_state_loaded();
   logger()->info("LoRA: continuing the adapter of {} ({} trainable tensors) on the base {}", folder.string(),
                  parts_.lora_summary.trainable.size(), options_.policy_path);
 }
 
-void CheckpointManager::load_state(const std::string& dir, CheckpointFormat& format, bool with_optimizer) {
+bool CheckpointManager::load_state(const std::string& dir, CheckpointFormat& format, bool with_optimizer,
+                                   bool ema_weights) {
   ShardedState wanted;
   collect_model_state(wanted, /*trainable_only=*/with_optimizer);
+  if (ema_weights) wanted = renamed_entries(wanted, "model.", "ema.");  // the same tensors, filled from pretrained_model_ema/
+  const bool shadow = with_optimizer && parts_.ema && fs::is_regular_file(fs::path(dir) / kEmaStateJson);
   if (with_optimizer) {
     parts_.optimizer.state(wanted);
     parts_.optimizer.param_groups(wanted, 0.0);
+    if (shadow) parts_.ema->add_shadow(wanted);
   }
   checkpointer_.load(wanted, dir, format);
   parts_.backend.model_state_loaded();
   if (with_optimizer)
     for (const auto& difference : parts_.optimizer.param_group_differences(wanted))
       logger()->warn("the checkpoint's optimizer has {}; training continues with the options", difference);
+  return shadow;
 }
 
 TrainingStep CheckpointManager::training_step_record(std::int64_t step) const {
@@ -221,9 +242,37 @@ void CheckpointManager::save(std::int64_t step, const LogWindow& window) {
   if (const auto* extra = capability<PretrainedFilesWriter>(parts_.policy))
     for (auto& [name, content] : extra->pretrained_files()) files["pretrained_model/" + name] = std::move(content);
   if (!parts_.normalizer.stats().empty()) files.merge(processor_files(parts_.normalizer, runtime_.device));
+  if (parts_.ema) add_ema(state, files);
   const auto dir = checkpointer_.save((fs::path(run_.output_dir) / "checkpoints").string(),
                                       step_dir_name(step, run_.steps), state, files);
   if (runtime_.is_main()) logger()->info("checkpoint saved: {}", dir);
+}
+
+void CheckpointManager::add_ema(ShardedState& state, std::map<std::string, std::string>& files) const {
+  const auto& ema = *parts_.ema;
+  ema.add_model(state);  // the format writes them into pretrained_model_ema/ as it writes the model
+  const std::string model_folder = "pretrained_model/";
+  std::map<std::string, std::string> beside;
+  for (const auto& [path, content] : files)
+    if (path.rfind(model_folder, 0) == 0)
+      beside[std::string(kPretrainedEmaFolder) + "/" + path.substr(model_folder.size())] = content;
+  files.merge(beside);
+  files[kEmaStateJson] = ema_state_json(ema.options(), ema.optimization_step());
+  ShardedState shadow;
+  ema.add_shadow(shadow);
+  // shadow_params in the policy's parameters() order (a tied parameter once, under its first
+  // name); checked on every rank alike, before the collective.
+  std::vector<std::string> order;
+  for (const auto& item : parts_.policy.named_parameters())
+    if (shadow.tensors.count("ema." + item.key())) order.push_back("ema." + item.key());
+  if (order.size() != shadow.tensors.size())
+    throw RuntimeError("ema_state.pt: " + std::to_string(shadow.tensors.size() - order.size()) +
+                       " shadowed tensors are not among the policy's parameters");
+  const auto whole = gather_whole_entries(shadow, "ema.", mesh_.world());
+  if (mesh_.world().rank() != 0) return;  // rank 0 writes the files
+  std::vector<at::Tensor> ordered;
+  for (const auto& key : order) ordered.push_back(whole.at(key));
+  files[kEmaStatePt] = ema_state_pt(ema.options(), ema.optimization_step(), ordered);
 }
 
 void CheckpointManager::save_merged_model() {

@@ -12,6 +12,7 @@
 #include "config_provenance.hpp"
 #include "train_options.hpp"
 #include "data_loader.hpp"
+#include "ema.hpp"
 #include "log_window.hpp"
 #include "loss_scaler.hpp"
 #include "shardkit/backend.hpp"
@@ -35,6 +36,7 @@ struct CheckpointedParts {
   const Normalizer& normalizer;                ///< LeRobot's processor files, when active
   const std::optional<LoraOptions>& lora;      ///< set in a PEFT run
   const LoraSummary& lora_summary;
+  Ema* ema = nullptr;                          ///< --ema.enable only
 };
 
 /// The run a checkpoint belongs to: what its records and messages need.
@@ -60,16 +62,19 @@ class CheckpointManager {
 
   /// Writes <output_dir>/checkpoints/<step>: the model (in a PEFT run its trainable part),
   /// optimizer, scheduler, loss scale, data position, `window`, the configuration and the
-  /// policy's files; publishes it as `last`.
+  /// policy's files, and with an Ema pretrained_model_ema/ and its records; publishes it as `last`.
   void save(std::int64_t step, const LogWindow& window);
   /// Loads checkpoint folder `dir` (checked against its manifest first) into every part and
-  /// seeks the loader; where training continues. Throws ConfigError or FormatError naming
-  /// what is wrong, with nothing changed on disk.
+  /// seeks the loader; where training continues. An Ema continues the checkpoint's shadow, or
+  /// restarts from the loaded weights (with a warning) when the checkpoint has none. Throws
+  /// ConfigError or FormatError naming what is wrong, with nothing changed on disk.
   ResumePoint resume(const std::string& dir);
-  /// --policy.path: the weights of a checkpoint's pretrained_model folder (the base of a PEFT run).
+  /// --policy.path: the weights of a checkpoint's pretrained_model folder (the base of a PEFT
+  /// run), or the EMA weights of its pretrained_model_ema folder.
   void load_weights(const std::string& pretrained_dir);
   /// --peft.adapter_path: the adapters (and modules trained whole) of a LoRA run's checkpoint,
-  /// `adapter_dir` being its pretrained_model folder, onto the base (after load_weights()).
+  /// `adapter_dir` being its pretrained_model (or pretrained_model_ema) folder, onto the base
+  /// (after load_weights()).
   void load_adapter(const std::string& adapter_dir);
   /// --peft.merge: the full weights with the adapters folded in, <output_dir>/merged_model/.
   void save_merged_model();
@@ -81,8 +86,14 @@ class CheckpointManager {
   /// The backend's model state; in a PEFT run only the trainable entries (`trainable_only`,
   /// what checkpoints hold, marked as an adapter) or only the base's (the starting weights).
   void collect_model_state(ShardedState& state, bool trainable_only) const;
-  /// Fills the model (and optimizer) state in place from checkpoint folder `dir`, saved in `format`.
-  void load_state(const std::string& dir, CheckpointFormat& format, bool with_optimizer);
+  /// Fills the model (and optimizer) state in place from checkpoint folder `dir`, saved in `format`;
+  /// the model from pretrained_model_ema/ with `ema_weights`. With the optimizer also an Ema's
+  /// shadow when the checkpoint has one (it has ema_state.json): returns whether it did.
+  bool load_state(const std::string& dir, CheckpointFormat& format, bool with_optimizer, bool ema_weights = false);
+  /// An Ema's part of a checkpoint: "ema." entries into `state` (after the model's), the files
+  /// of pretrained_model/ again under pretrained_model_ema/, ema_state.json and LeRobot's
+  /// ema_state.pt (the shadow gathered whole to rank 0). Collective.
+  void add_ema(ShardedState& state, std::map<std::string, std::string>& files) const;
   TrainingStep training_step_record(std::int64_t step) const;
   /// pretrained_model/config.json: the policy's own form (PretrainedConfigWriter) or its options.
   std::string pretrained_config_json() const;

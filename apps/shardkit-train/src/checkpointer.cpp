@@ -7,6 +7,7 @@
 
 #include "checkpoint_io.hpp"
 #include "checkpoint_manifest.hpp"
+#include "shardkit/ema_entries.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/error_text.hpp"
 #include "shardkit/files.hpp"
@@ -106,6 +107,7 @@ std::string Checkpointer::save(const std::string& root, const std::string& name,
       fs::remove_all(tmp, ec);
       make_directories((tmp / "pretrained_model").string());
       make_directories((tmp / "training_state").string());
+      if (!state.keys_with_prefix("ema.").empty()) make_directories((tmp / kPretrainedEmaFolder).string());
     });
   }
   settle(mine);  // the folder exists before any rank writes into it

@@ -32,9 +32,10 @@ class Checkpointer {
   /// Fills every chunk of `wanted` from checkpoint folder `dir`, saved in `format`.
   void load(ShardedState& wanted, const std::string& dir, CheckpointFormat& format) const;
 
-  /// Writes checkpoint `<root>/<name>`: staged in `<root>/.tmp-<name>`, every rank writes
-  /// `state` through the format and its generator state, rank 0 then writes `files` (path
-  /// relative to the checkpoint -> text) and publishes the folder and the `last` link.
+  /// Writes checkpoint `<root>/<name>`: staged in `<root>/.tmp-<name>` (with pretrained_model/,
+  /// training_state/ and, for "ema." entries, pretrained_model_ema/), every rank writes `state`
+  /// through the format and its generator state, rank 0 then writes `files` (path relative to the
+  /// checkpoint -> contents) and publishes the folder and the `last` link.
   /// Returns the checkpoint's folder.
   std::string save(const std::string& root, const std::string& name, const ShardedState& state,
                    const std::map<std::string, std::string>& files) const;

@@ -48,12 +48,20 @@ int print_memory_plan(const Config& config, const Registry& registry, const Runt
   backend->setup(*policy);
   const auto* sharded = capability<ShardingReport>(std::as_const(*backend));
   const auto plan = sharded != nullptr ? sharded->plan() : whole;
-  const auto total = plan.parameters + plan.gradients + plan.optimizer + plan.gathered_peak;
+  // --ema.enable: a shadow of what the optimizer steps on this rank (its shards when sharded).
+  std::int64_t shadow = 0;
+  if (TrainOptions::from(config).ema_enable)
+    for (const auto& p : backend->parameters()) shadow += p.param.numel() * p.param.element_size();
+  const auto total = plan.parameters + plan.gradients + plan.optimizer + plan.gathered_peak + shadow;
   const auto whole_total = whole.parameters + whole.gradients + whole.optimizer;
   auto log = logger();
   log->info("dry run: backend {} on {} ({} processes), policy {}", selection.backend, mesh.describe(),
             shape.world_size(), selection.policy);
   log->info("dry run: per rank (rank 0, the largest share): {}", plan.describe());
+  if (shadow > 0)
+    log->info("dry run: --ema.enable adds the EMA shadow of the weights the optimizer steps: {} per rank "
+              "({} bytes; the whole trainable weights: {} bytes)",
+              format_bytes(shadow), shadow, whole.gradients);
   log->info("dry run: per rank in all {} ({} bytes) = {:.2f} x a whole replica's parameters, gradients and "
             "AdamW state ({}); activations come on top",
             format_bytes(total), total, whole_total > 0 ? static_cast<double>(total) / whole_total : 0.0,

@@ -14,6 +14,7 @@
 #include "adapter_start.hpp"
 #include "checkpoint_io.hpp"
 #include "checkpoint_manifest.hpp"
+#include "ema.hpp"
 #include "lerobot_flags.hpp"
 #include "option_checks.hpp"
 #include "resume_location.hpp"
@@ -248,6 +249,8 @@ void resolve_config(Layers& layers, const Schema& schema, const Runtime& runtime
   auto errors = early_errors;
   errors.insert(errors.end(), resolution.errors.begin(), resolution.errors.end());
   train::check_across_options(resolution, provenance, errors);
+  for (auto& error : train::ema_option_errors(train::EmaOptions::from(TrainOptions::from(config))))
+    errors.push_back(std::move(error));
   for (const auto& [kind, name] : selection.plugins(runtime.multi_process()))
     if (const auto* plugin = registry.find(kind, name); plugin && plugin->config_check)
       plugin->config_check(ConfigCheckRequest{train::option_prefix(kind, name), &config, &resolution.refused,

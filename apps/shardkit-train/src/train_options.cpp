@@ -26,7 +26,7 @@ constexpr OptionType option_type() {
   if constexpr (std::is_same_v<T, std::string>) return OptionType::String;
   if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::optional<bool>>) return OptionType::Bool;
   if constexpr (std::is_same_v<T, std::int64_t>) return OptionType::Int;
-  if constexpr (std::is_same_v<T, double>) return OptionType::Float;
+  if constexpr (std::is_same_v<T, double> || std::is_same_v<T, std::optional<double>>) return OptionType::Float;
 }
 
 template <class T>
@@ -37,6 +37,8 @@ T value_of(const Config& config, const char* name) {
     return config.has(name) ? std::optional(config.get_bool(name)) : std::nullopt;
   if constexpr (std::is_same_v<T, std::int64_t>) return config.get_int(name);
   if constexpr (std::is_same_v<T, double>) return config.get_float(name);
+  if constexpr (std::is_same_v<T, std::optional<double>>)
+    return config.has(name) ? std::optional(config.get_float(name)) : std::nullopt;
 }
 
 template <class T>
@@ -117,6 +119,15 @@ const std::vector<OptionBinding> kBindings = {
     option("distributed.timeout_s", &O::distributed_timeout_s, "600", "Seconds any collective or rendezvous may wait before the run fails", "0.1"),
     option("distributed.collective_ledger", &O::distributed_collective_ledger, "true", "Record every rank's collectives; a stuck or mismatched one is reported naming the ranks (docs/distributed.md)"),
     option("distributed.check_collectives", &O::distributed_check_collectives, "true", "Compare the ranks' collective sequences at every optimizer step (one small all-reduce); needs the ledger"),
+    // LeRobot main's EMAConfig; its checks (ema_option_errors) word the refusals as LeRobot does, so no bounds here.
+    option("ema.enable", &O::ema_enable, "false", "Keep an exponential moving average of the weights the optimizer steps (diffusers' EMAModel with warmup, as LeRobot main); checkpoints then also hold pretrained_model_ema/ (the averaged weights, loadable with --policy.path) and training_state/ema_state.pt"),
+    option("ema.decay", &O::ema_decay, "", "A constant decay instead of the warmup schedule's clamp (sets both ema.min_decay and ema.max_decay; give neither with it), e.g. 0.99 as openpi; unset = the schedule"),
+    option("ema.update_after_step", &O::ema_update_after_step, "0", "Optimizer updates during which the average stays a copy of the weights (decay 0 while update <= this + 1)"),
+    option("ema.inv_gamma", &O::ema_inv_gamma, "1.0", "Warmup schedule: decay = 1 - (1 + t / inv_gamma) ^ -power, t counting updates after ema.update_after_step + 1"),
+    option("ema.power", &O::ema_power, "0.75", "Warmup schedule's power (diffusers: 3/4 for shorter runs, 2/3 for a million steps or more)"),
+    option("ema.min_decay", &O::ema_min_decay, "0.0", "Lower clamp of the warmup schedule's decay"),
+    option("ema.max_decay", &O::ema_max_decay, "0.9999", "Upper clamp of the warmup schedule's decay"),
+    option("ema.use_for_eval", &O::ema_use_for_eval, "true", "LeRobot main's switch for evaluating the averaged weights in simulation rollouts, which shardkit does not run: accepted; the offline evaluation loss uses the live weights, as LeRobot's"),
 };
 }  // namespace
 

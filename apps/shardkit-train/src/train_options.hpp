@@ -57,6 +57,14 @@ struct TrainOptions {
   std::string wandb_mode{};  ///< --wandb.mode
   bool trackio_enable{};  ///< --trackio.enable
   std::string trackio_project{};  ///< --trackio.project
+  bool ema_enable{};  ///< --ema.enable
+  std::optional<double> ema_decay{};  ///< --ema.decay
+  std::int64_t ema_update_after_step{};  ///< --ema.update_after_step
+  double ema_inv_gamma{};  ///< --ema.inv_gamma
+  double ema_power{};  ///< --ema.power
+  double ema_min_decay{};  ///< --ema.min_decay
+  double ema_max_decay{};  ///< --ema.max_decay
+  bool ema_use_for_eval{};  ///< --ema.use_for_eval
   std::string logger_type{};  ///< --logger.type
   std::optional<bool> checkpoint_verify{};  ///< --checkpoint.verify
   std::int64_t save_freq{};  ///< --save_freq

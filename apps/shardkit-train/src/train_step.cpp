@@ -1,4 +1,4 @@
-// The train step: forward, backward, accumulation, loss scaling, clipping, optimizer, scheduler.
+// The train step: forward, backward, accumulation, loss scaling, clipping, optimizer, scheduler, EMA.
 #include "train_step.hpp"
 
 #include <torch/torch.h>
@@ -53,6 +53,7 @@ double TrainStep::update(std::int64_t step, double loss) {
     parts_.optimizer.step(lr_);
     parts_.optimizer.zero_grad();
     parts_.backend.after_optimizer_step();
+    if (parts_.ema) parts_.ema->update();  // an update fp16 skipped moved no weight: nothing to average
   } else {
     parts_.optimizer.zero_grad();
   }

@@ -1,5 +1,5 @@
 // One loop step: forward, the loss to back-propagate, backward, and at the end of an
-// accumulation window the update (loss normalisation, fp16 unscaling, clipping, optimizer).
+// accumulation window the update (loss normalisation, fp16 unscaling, clipping, optimizer, EMA).
 #pragma once
 
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include "shardkit/comm.hpp"
 #include "shardkit/error_text.hpp"
 #include "adamw.hpp"
+#include "ema.hpp"
 #include "scheduler.hpp"
 #include "shardkit/policy.hpp"
 #include "step_loss.hpp"
@@ -36,6 +37,7 @@ struct StepParts {
   LossScaler* scaler;  ///< fp16 only, else null
   CommGroup& world;
   CommGroup& dp;       ///< the data-parallel group (the loss normaliser's)
+  Ema* ema = nullptr;  ///< --ema.enable only: updated after each optimizer step
 };
 
 class TrainStep {

@@ -131,6 +131,10 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   if (resolve_precision(options_.accelerator_mixed_precision).needs_loss_scaler())
     scaler_ = std::make_unique<LossScaler>(options_.accelerator_fp16_init_scale,
                                            options_.accelerator_fp16_growth_interval);
+  if (options_.ema_enable) {
+    ema_ = std::make_unique<Ema>(EmaOptions::from(options_), backend_->parameters());
+    log->info("EMA of the weights the optimizer steps: {}", ema_->describe());
+  }
 
   // Batches are read and normalized (LeRobot's preprocessor) two steps ahead, off the training thread.
   LoaderOptions loading;
@@ -142,7 +146,7 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   checkpoints_ = std::make_unique<CheckpointManager>(
       registry_, config_, provenance_, runtime_, *mesh_,
       CheckpointedParts{*backend_, *policy_, *optimizer_, *scheduler_, scaler_.get(), *loader_, normalizer_, lora_,
-                        lora_summary_},
+                        lora_summary_, ema_.get()},
       CheckpointedRun{output_dir_, steps_, batch_size_, accum_, base_record_}, selection_.checkpoint_format);
   if (const auto schedule = EvalSchedule::from(options_.eval_freq, options_.eval_steps); schedule.every > 0)
     evaluation_ = std::make_unique<Evaluation>(registry_, config_, runtime_, selection_.dataset, *policy_, schedule,
@@ -162,6 +166,7 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
     resumed_ = checkpoints_->resume(resume_dir);
   else if (const auto adapter = options_.peft_adapter_path; lora_ && !adapter.empty())
     checkpoints_->load_adapter(adapter);
+  if (ema_ && resume_dir.empty()) ema_->restart();  // from the weights training starts from, loaded above
   for (const auto& l : loggers) l->start(LoggerStart{output_dir_, resumed_.step});
   metrics_ = std::make_unique<MetricsProcessor>(steps_, options_.log_freq, batch_size_, std::move(loggers));
 
@@ -243,7 +248,8 @@ int Trainer::run() {
   auto log = logger();
   const bool save = options_.save_checkpoint;
   const auto device = torch::Device(runtime_.device);
-  TrainStep train_step({*backend_, *policy_, *optimizer_, *scheduler_, scaler_.get(), mesh_->world(), mesh_->dp_group()},
+  TrainStep train_step({*backend_, *policy_, *optimizer_, *scheduler_, scaler_.get(), mesh_->world(), mesh_->dp_group(),
+                        ema_.get()},
                        accum_, options_.optimizer_grad_clip_norm, resumed_.step);
   policy_->train();
   metrics_->start(resumed_.step, resumed_.window);

@@ -11,6 +11,7 @@
 #include "checkpoint_manager.hpp"
 #include "config_provenance.hpp"
 #include "data_loader.hpp"
+#include "ema.hpp"
 #include "evaluation.hpp"
 #include "metrics_processor.hpp"
 #include "run_lock.hpp"
@@ -89,6 +90,7 @@ class Trainer {
   std::unique_ptr<LossScaler> scaler_;  // fp16 only
   Normalizer normalizer_;  ///< LeRobot's preprocessor normalization; the loader's thread uses it
   std::unique_ptr<DataLoader> loader_;
+  std::unique_ptr<Ema> ema_;  ///< --ema.enable only
   std::unique_ptr<CheckpointManager> checkpoints_;  ///< after the parts it refers to
   std::unique_ptr<Evaluation> evaluation_;          ///< set when --eval_freq > 0
   std::unique_ptr<MetricsProcessor> metrics_;  ///< with rank 0's logger plugins

@@ -2,8 +2,9 @@
 //
 // What the `safetensors` checkpoint format writes, shared with `safetensors_dcp`:
 // `pretrained_model/model.safetensors` ("model." entries, names without the prefix) and
-// `training_state/optimizer_state.safetensors` ("optimizer." entries). A PEFT adapter's model
-// entries (ShardedState::model_is_adapter) go to `pretrained_model/adapter_model.safetensors`
+// `training_state/optimizer_state.safetensors` ("optimizer." entries), and with --ema.enable
+// `pretrained_model_ema/model.safetensors` ("ema." entries). A PEFT adapter's model and EMA
+// entries (ShardedState::model_is_adapter) go to `adapter_model.safetensors` in those folders
 // under PEFT's names instead.
 #pragma once
 
@@ -18,11 +19,13 @@ namespace shardkit {
 inline constexpr const char* kWholeModelFile = "pretrained_model/model.safetensors";
 inline constexpr const char* kWholeAdapterFile = "pretrained_model/adapter_model.safetensors";
 inline constexpr const char* kWholeOptimizerFile = "training_state/optimizer_state.safetensors";
+inline constexpr const char* kWholeEmaModelFile = "pretrained_model_ema/model.safetensors";
+inline constexpr const char* kWholeEmaAdapterFile = "pretrained_model_ema/adapter_model.safetensors";
 /// The prefix PEFT's saved adapters put before a base model's parameter names.
 inline constexpr const char* kPeftKeyPrefix = "base_model.model.";
 
-/// Writes the entries of `state` whose key starts with `prefix` ("model." or "optimizer.",
-/// or "" for both) as whole tensors into checkpoint folder `dir`, on rank 0 of `group` only
+/// Writes the entries of `state` whose key starts with `prefix` ("model.", "optimizer.", "ema.",
+/// or "" for all) as whole tensors into checkpoint folder `dir`, on rank 0 of `group` only
 /// (nullptr: this process alone). Entries sharded across the group (fsdp, zero) are gathered
 /// to rank 0 first, one entry at a time (rank 0 then holds the whole state, as a full state
 /// dict does). Collective over `group`.

@@ -22,6 +22,8 @@ namespace shardkit::dcp {
 /// which LeRobot's sharded checkpoints use.
 inline constexpr const char* kModelFolder = "pretrained_model/pytorch_model_fsdp_0";
 inline constexpr const char* kOptimizerFolder = "training_state/optimizer_0";
+/// The EMA weights (--ema.enable) as a model folder of their own, under the model's keys.
+inline constexpr const char* kEmaModelFolder = "pretrained_model_ema/pytorch_model_fsdp_0";
 
 /// The data file rank `rank` writes: "__<rank>_0.distcp".
 std::string data_file_name(int rank);
@@ -45,11 +47,12 @@ void save_folder(const ShardedState& state, const std::string& prefix, const std
 /// lacks are removed from `wanted.objects`, so the caller sees what was loaded.
 void load_folder(ShardedState& wanted, const std::string& prefix, const std::string& dir);
 
-/// A checkpoint folder's two DCP folders: "model." entries into kModelFolder, "optimizer."
-/// entries into kOptimizerFolder (collective, as save_folder).
+/// A checkpoint folder's DCP folders: "model." entries into kModelFolder, "optimizer."
+/// entries into kOptimizerFolder and "ema." entries, keyed "model.", into kEmaModelFolder
+/// (only when there are some; collective, as save_folder).
 void save_checkpoint(const ShardedState& state, const std::string& dir, CommGroup* world);
 /// Fills `wanted` from checkpoint folder `dir`'s DCP folders (the optimizer folder only when
-/// `wanted` has optimizer entries).
+/// `wanted` has optimizer entries, the EMA folder only when it has "ema." entries).
 void load_checkpoint(ShardedState& wanted, const std::string& dir);
 /// Whether checkpoint folder `dir` holds a DCP model folder.
 bool has_checkpoint_model(const std::string& dir);
