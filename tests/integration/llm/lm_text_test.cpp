@@ -37,7 +37,7 @@ TEST_CASE("llama fine-tunes on jsonl text under fsdp at 2 ranks, evaluated, and 
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.output, "policy llama ("));
   CHECK(contains(r.output, "dataset text ("));
-  CHECK(contains(r.output, "evaluation every 8 steps on the validation split"));
+  CHECK(contains(r.output, "evaluation every 8 steps and at the last on the validation split"));
   std::vector<double> evals;
   for (const auto& line : read_metrics(dir / "run"))
     if (line.raw.count("eval_loss")) evals.push_back(line.number("eval_loss"));
