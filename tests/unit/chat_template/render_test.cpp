@@ -206,3 +206,27 @@ TEST_CASE("the variables transformers passes: tools and documents are None, abse
   const auto tmpl = ChatTemplate::parse("{{ tools[0].function.name }} {{ enable_thinking }} {{ tools | tojson }}", "t.jinja");
   CHECK(tmpl.render(in) == R"(f True [{"type": "function", "function": {"name": "f"}}])");
 }
+
+TEST_CASE("a template cannot hang the renderer or exhaust its memory", "[chat_template]") {
+  // Recursion, a string doubled in a loop, loops without end in sight, and nesting that would
+  // exhaust the parser's stack each stop with an error naming the template line.
+  CHECK(contains(render_error("{% macro f() %}{{ f() }}{% endmacro %}\n{{ f() }}"), "nest more than 100 deep"));
+  CHECK(contains(render_error("{% set ns = namespace(s='ab') %}\n{% for i in range(40) %}{% set ns.s = ns.s + ns.s %}"
+                              "{% endfor %}"),
+                 "t.jinja:2: a string joined with + would hold more than 64 MiB"));
+  CHECK(contains(render_error("{% set ns = namespace(s='ab') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}"
+                              "{% endfor %}"),
+                 "a string joined with ~ would hold more than 64 MiB"));
+  CHECK(contains(render_error("{% for i in range(1000) %}{% for j in range(1000) %}{% endfor %}{% endfor %}"),
+                 "more than 100000 loop iterations in one render"));
+  // A chat of 5,000 messages is well inside the budget.
+  CHECK(render("{% for i in range(5000) %}{{ i % 2 }}{% endfor %}").size() == 5000);
+  CHECK(contains(parse_error("{{ " + std::string(300, '(') + "1" + std::string(300, ')') + " }}"),
+                 "t.jinja:1:"));
+  CHECK(contains(parse_error("{{ " + std::string(300, '(') + "1" + std::string(300, ')') + " }}"),
+                 "statements and expressions nest more than 200 deep"));
+  std::string deep_ifs;
+  for (int i = 0; i < 300; ++i) deep_ifs += "{% if true %}";
+  CHECK(contains(parse_error(deep_ifs), "nest more than 200 deep"));
+  CHECK(contains(parse_error("{{ " + std::string(500, '-') + "1 }}"), "nest more than 200 deep"));
+}

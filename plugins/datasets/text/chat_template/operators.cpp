@@ -85,7 +85,7 @@ Value float_op(std::string_view op, double x, double y) {
 // A str or list `seq` repeated `n` times.
 Value repeat(const Value& seq, std::int64_t n) {
   const std::size_t unit = seq.is_string() ? seq.as_string().size() : seq.as_list().size();
-  if (n > 0 && unit > 0 && static_cast<std::uint64_t>(n) > (std::uint64_t{1} << 26) / unit)
+  if (n > 0 && unit > 0 && static_cast<std::uint64_t>(n) > kMaxTemplateBytes / unit)
     throw EvalError("a repetition with * making more than 64 Mi items or bytes is refused");
   if (seq.is_string()) {
     std::string out;
@@ -102,7 +102,11 @@ bool is_int(const Value& v) { return v.kind() == K::Int || v.kind() == K::Bool; 
 }  // namespace
 
 Value binary_op(std::string_view op, const Value& a, const Value& b) {
-  if (op == "~") return Value(to_str(a) + to_str(b));
+  if (op == "~") {
+    auto left = to_str(a), right = to_str(b);
+    check_size(left.size() + right.size(), "a string joined with ~");
+    return Value(left + right);
+  }
   require_defined(a);
   require_defined(b);
   if (a.is_number() && b.is_number()) {
@@ -113,8 +117,12 @@ Value binary_op(std::string_view op, const Value& a, const Value& b) {
     if (a.kind() == K::Float || b.kind() == K::Float) return float_op(op, a.as_float(), b.as_float());
     return int_op(op, a.as_int(), b.as_int());
   }
-  if (op == "+" && a.kind() == b.kind() && a.is_string()) return Value(a.as_string() + b.as_string());
+  if (op == "+" && a.kind() == b.kind() && a.is_string()) {
+    check_size(a.as_string().size() + b.as_string().size(), "a string joined with +");
+    return Value(a.as_string() + b.as_string());
+  }
   if (op == "+" && a.kind() == b.kind() && a.is_sequence()) {
+    check_size(a.as_list().size() + b.as_list().size(), "a list joined with +");
     List out = a.as_list();
     out.insert(out.end(), b.as_list().begin(), b.as_list().end());
     return Value(std::move(out), a.kind() == K::Tuple);

@@ -30,6 +30,7 @@ ExprPtr Parser::parse_tuple(bool condexpr) {
 }
 
 ExprPtr Parser::parse_expression(bool condexpr) {
+  const Nested nested(*this);
   auto e = parse_or();
   while (condexpr && at_name("if")) {
     auto conditional = make(EK::Conditional, next().line);
@@ -54,6 +55,7 @@ ExprPtr Parser::parse_and() {
 }
 
 ExprPtr Parser::parse_not() {
+  const Nested nested(*this);
   if (!at_name("not")) return parse_compare();
   auto e = make(EK::Unary, next().line, "not");
   e->args.push_back(parse_not());
@@ -117,6 +119,7 @@ ExprPtr Parser::parse_pow() {
 }
 
 ExprPtr Parser::parse_unary(bool with_filters) {
+  const Nested nested(*this);
   ExprPtr e;
   if (at_op("-") || at_op("+")) {
     const Token& sign = next();

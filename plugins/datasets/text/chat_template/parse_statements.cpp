@@ -15,6 +15,7 @@ const std::set<std::string_view> kUnsupportedStatements = {"include", "extends",
 // Statements up to a `{% <one of ends> %}` tag, returned with that tag's name next; `opener` names
 // the block in the error when the template ends first.
 std::vector<Node> Parser::parse_body(Ends ends, std::string_view opener) {
+  const Nested nested(*this);
   std::vector<Node> body;
   for (;;) {
     const Token& t = peek();

@@ -112,6 +112,7 @@ class Renderer {
         case NK::Break: return Flow::Break;
         case NK::Continue: return Flow::Continue;
       }
+      check_size(out.size(), "the rendered text");
     } catch (const EvalError& e) {
       throw ConfigError(where(n.line) + ": " + e.what());
     }
@@ -132,6 +133,9 @@ class Renderer {
     }
     const auto count = static_cast<std::int64_t>(items.size());
     for (std::int64_t i = 0; i < count; ++i) {
+      if (++iterations_ > kMaxLoopIterations)
+        throw EvalError("the template ran more than " + std::to_string(kMaxLoopIterations) +
+                        " loop iterations in one render; it would not finish in reasonable time");
       Scope* s = new_scope(scope);
       bind_targets(n.names, items[static_cast<std::size_t>(i)], *s);
       Dict loop;
@@ -364,6 +368,7 @@ class Renderer {
   std::vector<ByteSpan>& spans_;
   std::deque<Scope> scopes_;
   int depth_ = 0;
+  std::int64_t iterations_ = 0;  // loop iterations of this render, all loops together
 };
 
 }  // namespace

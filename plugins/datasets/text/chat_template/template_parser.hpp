@@ -146,12 +146,30 @@ class Parser {
   // a name written as a literal is checked now, like a filter written with '|'.
   void check_named_filter_or_test(const Expr& filter, const Token& at) const;
 
+  // One level of nesting (a body, an expression, a unary operator) while alive; past kMaxNesting
+  // the template is refused, so that parsing never exhausts the stack.
+  class Nested {
+   public:
+    explicit Nested(Parser& parser) : parser_(parser) {
+      if (++parser_.nesting_ > kMaxNesting)
+        parser_.fail(parser_.peek(), "statements and expressions nest more than " + std::to_string(kMaxNesting) +
+                                         " deep");
+    }
+    ~Nested() { --parser_.nesting_; }
+    Nested(const Nested&) = delete;
+    Nested& operator=(const Nested&) = delete;
+
+   private:
+    Parser& parser_;
+  };
+
   std::vector<Token> tokens_;
   const std::string& name_;
   std::size_t pos_ = 0;
   int loop_depth_ = 0;     // for loops open around the statement being parsed
   int capture_depth_ = 0;  // macros, call and set blocks open around it
   bool in_generation_ = false;
+  int nesting_ = 0;
 };
 
 }  // namespace shardkit::chat::parsing
