@@ -70,7 +70,8 @@ class Renderer {
   }
 
  private:
-  // Scopes live until the render ends: a macro keeps the scope it was defined in.
+  // Scopes live until the render ends (a macro keeps the scope it was defined in), but for those of a
+  // loop iteration that made no macro or caller (run_for).
   Scope* new_scope(Scope* parent) {
     scopes_.emplace_back();
     scopes_.back().parent = parent;
@@ -136,6 +137,9 @@ class Renderer {
       if (++iterations_ > kMaxLoopIterations)
         throw EvalError("the template ran more than " + std::to_string(kMaxLoopIterations) +
                         " loop iterations in one render; it would not finish in reasonable time");
+      // The iteration's scopes go when it ends, unless a macro or caller made in it may still use them.
+      const auto scopes_before = scopes_.size();
+      const auto closures_before = closures_;
       Scope* s = new_scope(scope);
       bind_targets(n.names, items[static_cast<std::size_t>(i)], *s);
       Dict loop;
@@ -151,7 +155,9 @@ class Renderer {
       if (i > 0) loop.append("previtem", items[static_cast<std::size_t>(i - 1)]);
       if (i + 1 < count) loop.append("nextitem", items[static_cast<std::size_t>(i + 1)]);
       s->variables.set("loop", Value(std::move(loop)));
-      if (run(n.body, s, out) == Flow::Break) break;
+      const Flow flow = run(n.body, s, out);
+      if (closures_ == closures_before) scopes_.resize(scopes_before);
+      if (flow == Flow::Break) break;
     }
     return count == 0 ? run(n.orelse, new_scope(scope), out) : Flow::Normal;
   }
@@ -268,6 +274,7 @@ class Renderer {
   }
 
   Value call_block(const Node& n, Scope* scope) {
+    ++closures_;
     return call(*n.expr, scope, make_function("caller", [this, &n, scope](CallArgs& args) {
                   bind(args, {}, "caller");
                   std::string out;
@@ -277,6 +284,7 @@ class Renderer {
   }
 
   Value macro(const Node& n, Scope* defined_in) {
+    ++closures_;
     return make_function(n.text, [this, &n, defined_in](CallArgs& args) {
       if (args.positional.size() > n.names.size())
         throw EvalError("macro '" + n.text + "' takes not more than " + std::to_string(n.names.size()) +
@@ -369,6 +377,7 @@ class Renderer {
   std::deque<Scope> scopes_;
   int depth_ = 0;
   std::int64_t iterations_ = 0;  // loop iterations of this render, all loops together
+  std::int64_t closures_ = 0;    // macros and callers made so far: each keeps its scope alive
 };
 
 }  // namespace
