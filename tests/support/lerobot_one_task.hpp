@@ -1,4 +1,4 @@
-// A copy of the tiny LeRobot dataset whose three episodes share one task, for --dataset.eval_split.
+// The tiny LeRobot datasets of tests/data, and a copy whose three episodes share one task (--dataset.eval_split).
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -10,6 +10,11 @@
 
 namespace shardkit::test {
 
+/// The tiny LeRobot v3.0 dataset `variant` ("video": AV1 mp4, or "image": PNG) LeRobot wrote.
+inline std::string tiny_lerobot_dataset(const std::string& variant = "video") {
+  return std::string(SHARDKIT_SOURCE_DIR) + "/tests/data/lerobot-tiny-v3/" + variant;
+}
+
 /// Copies tests/data/lerobot-tiny-v3/video to `<dir>/one-task` and rewrites its episodes table
 /// (with pyarrow) so that all three episodes have the first task "push a block"; the frames
 /// keep their own task_index 0, 1, 2. --dataset.eval_split=0.5 then holds out episodes 1 and 2.
@@ -17,8 +22,7 @@ namespace shardkit::test {
 inline std::string one_task_copy(const std::string& dir) {
   namespace fs = std::filesystem;
   const auto root = dir + "/one-task";
-  fs::copy(std::string(SHARDKIT_SOURCE_DIR) + "/tests/data/lerobot-tiny-v3/video", root,
-           fs::copy_options::recursive);
+  fs::copy(tiny_lerobot_dataset("video"), root, fs::copy_options::recursive);
   for (const auto& e : fs::recursive_directory_iterator(root))
     fs::permissions(e.path(), fs::perms::owner_write, fs::perm_options::add);
   const auto path = root + "/meta/episodes/chunk-000/file-000.parquet";

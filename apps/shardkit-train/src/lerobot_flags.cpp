@@ -46,10 +46,10 @@ void check_evaluation_flags(const Config& config, const Provenance& provenance, 
                        "--dataset.validation_path; synthetic: --dataset.validation_samples), or leave it at 0 "
                        "(the default: no evaluation)");
     else if (config.has("dataset.eval_split") && !(config.get_float("dataset.eval_split") > 0))
-      errors.push_back(eval_steps > 0 ? "eval_steps > 0 requires dataset.eval_split > 0.0 to hold out eval data: add "
-                                        "--dataset.eval_split=0.1 (the fraction of each task's episodes held out)"
-                                      : flag + " needs held-out episodes: add --dataset.eval_split=0.1 (the fraction "
-                                               "of each task's episodes held out)");
+      errors.push_back((eval_steps > 0 ? std::string("eval_steps > 0 requires dataset.eval_split > 0.0 to hold out "
+                                                     "eval data")
+                                       : flag + " needs held-out episodes") +
+                       ": add --dataset.eval_split=0.1 (the fraction of each task's episodes held out)");
   } else {
     for (const auto* key : {"eval_freq", "eval_steps"})
       if (given_now(provenance, key))

@@ -38,10 +38,10 @@ LeRobotDataset::LeRobotDataset(const LeRobotOptions& options) : options_(options
 std::vector<std::int64_t> LeRobotDataset::capped_rows(std::int64_t max_samples) const {
   // LeRobot main's --max_eval_samples: max(1, max // tasks) frames of each task (tasks in
   // index order), each task's first frames in dataset order.
-  const auto task_of = frames_->column("task_index").contiguous();
+  const auto task_of = frames_->column("task_index").to(at::kLong).contiguous();
+  const auto* task_index = task_of.data_ptr<std::int64_t>();
   std::map<std::int64_t, std::vector<std::int64_t>> by_task;
-  for (std::int64_t row = 0; row < frames_->num_rows(); ++row)
-    by_task[task_of[row].item<std::int64_t>()].push_back(row);
+  for (std::int64_t row = 0; row < frames_->num_rows(); ++row) by_task[task_index[row]].push_back(row);
   const auto per_task = std::max<std::int64_t>(1, max_samples / static_cast<std::int64_t>(by_task.size()));
   std::vector<std::int64_t> rows;
   for (const auto& [task, members] : by_task)

@@ -13,8 +13,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string tiny_dataset() { return std::string(SHARDKIT_SOURCE_DIR) + "/tests/data/lerobot-tiny-v3/video"; }
-
 std::vector<std::string> lerobot_run(const std::string& output_dir, const std::string& root,
                                      std::vector<std::string> extra) {
   std::vector<std::string> args = {"--output_dir=" + output_dir, "--dataset.type=lerobot", "--dataset.root=" + root,
@@ -73,7 +71,7 @@ TEST_CASE("--max_eval_samples and --dataset.exclude_episodes choose what is read
   INFO(capped.output);
   REQUIRE(capped.exit_code == 0);
   CHECK(contains(capped.output, "evaluation every 10 steps on the validation split (16 samples)"));
-  const auto excluded = launch(2, lerobot_run(dir / "excluded", tiny_dataset(),
+  const auto excluded = launch(2, lerobot_run(dir / "excluded", tiny_lerobot_dataset(),
                                               {"--dataset.exclude_episodes=[1]", "--batch_size=4"}));
   INFO(excluded.output);
   REQUIRE(excluded.exit_code == 0);
@@ -82,19 +80,19 @@ TEST_CASE("--max_eval_samples and --dataset.exclude_episodes choose what is read
 
 TEST_CASE("LeRobot's evaluation and episode errors stop the run before training", "[lerobot][eval]") {
   TempDir dir("sk-lerobot-eval-bad");
-  const auto no_split = run_program("shardkit-train", lerobot_run(dir / "a", tiny_dataset(), {"--eval_steps=10"}));
+  const auto no_split = run_program("shardkit-train", lerobot_run(dir / "a", tiny_lerobot_dataset(), {"--eval_steps=10"}));
   CHECK(no_split.exit_code == 2);
   CHECK(contains(no_split.output, "eval_steps > 0 requires dataset.eval_split > 0.0 to hold out eval data"));
   // The tiny dataset has one episode per task: every episode would be held out.
-  const auto all_held = run_program("shardkit-train", lerobot_run(dir / "b", tiny_dataset(),
+  const auto all_held = run_program("shardkit-train", lerobot_run(dir / "b", tiny_lerobot_dataset(),
                                                                   {"--dataset.eval_split=0.5", "--eval_steps=10"}));
   CHECK(all_held.exit_code == 2);
   CHECK(contains(all_held.output, "--dataset.eval_split=0.5 leaves 0 training episodes from 3 total"));
   const auto duplicate =
-      run_program("shardkit-train", lerobot_run(dir / "c", tiny_dataset(), {"--dataset.episodes=[0,1,0]"}));
+      run_program("shardkit-train", lerobot_run(dir / "c", tiny_lerobot_dataset(), {"--dataset.episodes=[0,1,0]"}));
   CHECK(duplicate.exit_code == 2);
   CHECK(contains(duplicate.output, "episode indices contain duplicates: [0]"));
-  const auto both = run_program("shardkit-train", lerobot_run(dir / "d", tiny_dataset(),
+  const auto both = run_program("shardkit-train", lerobot_run(dir / "d", tiny_lerobot_dataset(),
                                                               {"--eval_steps=10", "--eval_freq=10"}));
   CHECK(both.exit_code == 2);
   CHECK(contains(both.output, "give one"));

@@ -4,20 +4,17 @@
 #include <numeric>
 
 #include "../distributed/launch.hpp"
+#include "lerobot_one_task.hpp"
 
 using namespace shardkit::test;
 
 namespace {
 
-std::string tiny_dataset(const std::string& variant) {
-  return std::string(SHARDKIT_SOURCE_DIR) + "/tests/data/lerobot-tiny-v3/" + variant;
-}
-
 /// A run of the mlp policy (observation.state -> action) on the tiny LeRobot dataset `variant`.
 std::vector<std::string> lerobot_run(const std::string& output_dir, const std::string& variant,
                                      std::vector<std::string> extra = {}) {
   std::vector<std::string> args = {"--output_dir=" + output_dir, "--dataset.type=lerobot",
-                                   "--dataset.root=" + tiny_dataset(variant), "--policy.type=mlp",
+                                   "--dataset.root=" + tiny_lerobot_dataset(variant), "--policy.type=mlp",
                                    "--policy.hidden_dim=32", "--policy.num_blocks=2", "--batch_size=4",
                                    "--steps=60", "--log_freq=1", "--save_freq=60", "--num_threads=1",
                                    "--seed=7", "--distributed.timeout_s=60"};
@@ -69,7 +66,7 @@ TEST_CASE("a video that breaks during a 2-process run stops every rank with the 
   namespace fs = std::filesystem;
   TempDir dir("sk-lerobot-broken");
   const auto root = dir / "video";
-  fs::copy(tiny_dataset("video"), root, fs::copy_options::recursive);
+  fs::copy(tiny_lerobot_dataset("video"), root, fs::copy_options::recursive);
   for (const auto& e : fs::recursive_directory_iterator(root))
     fs::permissions(e.path(), fs::perms::owner_write, fs::perm_options::add);
   // The first 60 % of the mp4 decodes: the run starts, and the first batch needing a later frame (read on the

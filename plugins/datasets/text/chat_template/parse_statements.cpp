@@ -79,9 +79,7 @@ Node Parser::parse_statement() {
   if (w == "generation") return parse_generation();
   if (w == "break" || w == "continue") {
     if (loop_depth_ == 0) fail(word, "{% " + w + " %} outside a for loop");
-    Node n;
-    n.kind = w == "break" ? NK::Break : NK::Continue;
-    n.line = next().line;
+    Node n = statement(w == "break" ? NK::Break : NK::Continue);
     expect_block_end();
     return n;
   }
@@ -90,10 +88,23 @@ Node Parser::parse_statement() {
   fail(word, "unknown statement {% " + w + " %}");
 }
 
-Node Parser::parse_if() {
+Node Parser::statement(NK kind) {
   Node n;
-  n.kind = NK::If;
-  n.line = next().line;  // `if` or `elif`
+  n.kind = kind;
+  n.line = next().line;
+  return n;
+}
+
+void Parser::parse_else(Node& n, std::string_view end, std::string_view opener) {
+  if (skip_name("else")) {
+    expect_block_end();
+    n.orelse = parse_body({end}, opener);
+  }
+  close_block();
+}
+
+Node Parser::parse_if() {
+  Node n = statement(NK::If);  // `if` or `elif`
   n.expr = parse_expression(false);
   expect_block_end();
   n.body = parse_body({"elif", "else", "endif"}, "if");
@@ -101,18 +112,12 @@ Node Parser::parse_if() {
     n.orelse.push_back(parse_if());
     return n;
   }
-  if (skip_name("else")) {
-    expect_block_end();
-    n.orelse = parse_body({"endif"}, "if");
-  }
-  close_block();
+  parse_else(n, "endif", "if");
   return n;
 }
 
 Node Parser::parse_for() {
-  Node n;
-  n.kind = NK::For;
-  n.line = next().line;
+  Node n = statement(NK::For);
   const bool parenthesized = skip_op("(");
   n.names.push_back(expect_name());
   while (skip_op(",") && !at_name("in") && !at_op(")")) n.names.push_back(expect_name());
@@ -125,18 +130,12 @@ Node Parser::parse_for() {
   ++loop_depth_;
   n.body = parse_body({"else", "endfor"}, "for");
   --loop_depth_;
-  if (skip_name("else")) {
-    expect_block_end();
-    n.orelse = parse_body({"endfor"}, "for");
-  }
-  close_block();
+  parse_else(n, "endfor", "for");
   return n;
 }
 
 Node Parser::parse_set() {
-  Node n;
-  n.kind = NK::Set;
-  n.line = next().line;
+  Node n = statement(NK::Set);
   n.names.push_back(expect_name());
   if (skip_op("."))
     n.attribute = expect_name();
@@ -159,9 +158,7 @@ Node Parser::parse_set() {
 }
 
 Node Parser::parse_macro() {
-  Node n;
-  n.kind = NK::Macro;
-  n.line = next().line;
+  Node n = statement(NK::Macro);
   n.text = expect_name();
   expect_op("(");
   while (!skip_op(")")) {
@@ -182,9 +179,7 @@ Node Parser::parse_macro() {
 }
 
 Node Parser::parse_call_block() {
-  Node n;
-  n.kind = NK::CallBlock;
-  n.line = next().line;
+  Node n = statement(NK::CallBlock);
   if (at_op("(")) refuse(peek(), "caller() parameters ({% call(...) %})");
   const Token& start = peek();
   n.expr = parse_expression();

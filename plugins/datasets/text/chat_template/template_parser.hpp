@@ -86,6 +86,10 @@ class Parser {
 
   Node parse_statement();
 
+  // A statement node of `kind` at the word it consumes (if, for, set, ...).
+  Node statement(NK kind);
+  // An optional `{% else %}` branch of `n` up to `{% <end> %}`, then that closing tag.
+  void parse_else(Node& n, std::string_view end, std::string_view opener);
   Node parse_if();
 
   Node parse_for();
