@@ -25,4 +25,6 @@ done
 [ -n "$PY312" ] || fail "no Python 3.12 found (pyenv install 3.12.1, or apt-get install python3.12): LeRobot interop tests will be skipped"
 echo "[setup-lerobot-peer] installing lerobot==$PIN into $VENV (about 5 GB, a few minutes)"
 "$PY312" -m venv "$VENV" || fail "cannot create $VENV"
-"$VENV/bin/pip" install -q "lerobot[dataset]==$PIN" accelerate || fail "pip could not install lerobot==$PIN into $VENV"
+# Every version pinned (lerobot's dependencies too), so a fresh machine gets the venv CI had.
+"$VENV/bin/pip" install -q -c "$(dirname "$0")/lerobot-constraints.txt" "lerobot[dataset]==$PIN" accelerate ||
+  fail "pip could not install lerobot==$PIN into $VENV"

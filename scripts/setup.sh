@@ -20,10 +20,15 @@ PYARROW_PIN=26.0.1
 # shardkit-train as LeRobot's guide does (pinned: its launch flags are what the tests exercise);
 # diffusers' EMAModel loads the ema_state.pt of --ema.enable runs, as LeRobot main does (pinned: its
 # state_dict keys and load_state_dict checks are what the file is written for).
+# trl is the chat fine-tuning peer: the text dataset's conversations are checked token for token
+# against its SFTTrainer. Every version, the peers' own dependencies included, is pinned by
+# scripts/python-constraints.txt.
 ACCELERATE_PIN=1.16.0
 DIFFUSERS_PIN=0.42.1
+TRL_PIN=1.16.0
 PYTHON_PEERS=(safetensors numpy "pyarrow==$PYARROW_PIN" transformers peft tokenizers tensorboard
-              "accelerate==$ACCELERATE_PIN" "diffusers==$DIFFUSERS_PIN")
+              "accelerate==$ACCELERATE_PIN" "diffusers==$DIFFUSERS_PIN" "trl==$TRL_PIN")
+CONSTRAINTS=scripts/python-constraints.txt
 
 DEBIAN_PACKAGES=(cmake ninja-build g++ ccache pkg-config libgloo-dev libboost1.81-dev
   libboost-json1.81-dev libtomlplusplus-dev libspdlog-dev catch2 python3 python3-venv libsqlite3-dev
@@ -58,16 +63,22 @@ if [ "${found%%+*}" != "$TORCH_PIN" ]; then
   else
     echo "[setup] $VENV has torch $found, not the pinned $TORCH_PIN: installing torch==$TORCH_PIN"
   fi
-  "$PY" -m pip install -q "torch==$TORCH_PIN"
+  "$PY" -m pip install -q -c "$CONSTRAINTS" "torch==$TORCH_PIN"
   found=$("$PY" -c 'import torch; print(torch.__version__)')
   if [ "${found%%+*}" != "$TORCH_PIN" ]; then
     echo "[setup] error: $VENV still has torch $found after installing torch==$TORCH_PIN" >&2
     exit 1
   fi
 fi
-if ! "$PY" -c "import safetensors, numpy, pyarrow, transformers, peft, tokenizers, tensorboard, accelerate, diffusers; assert pyarrow.__version__ == '$PYARROW_PIN'; assert accelerate.__version__ == '$ACCELERATE_PIN'; assert diffusers.__version__ == '$DIFFUSERS_PIN'" 2>/dev/null; then
-  echo "[setup] installing the Python peers into $VENV: ${PYTHON_PEERS[*]}"
-  "$PY" -m pip install -q "${PYTHON_PEERS[@]}"
+# Each peer must be there at its pinned version (a venv made before a pin changed is brought up to it).
+if ! "$PY" - "$CONSTRAINTS" "${PYTHON_PEERS[@]}" <<'PYEOF' 2>/dev/null; then
+import importlib.metadata as m, re, sys
+pins = dict(l.strip().split("==") for l in open(sys.argv[1]) if "==" in l)
+names = [re.split("[=<>]", p)[0] for p in sys.argv[2:]]
+assert all(m.version(n) == pins[n] for n in names)
+PYEOF
+  echo "[setup] installing the Python peers into $VENV: ${PYTHON_PEERS[*]} (versions: $CONSTRAINTS)"
+  "$PY" -m pip install -q -c "$CONSTRAINTS" "${PYTHON_PEERS[@]}"
 fi
 
 # trackio, the tracker LeRobot's --trackio.enable records runs for: the trackio logger's tests read
@@ -78,7 +89,7 @@ TRACKIO_VENV=${SHARDKIT_TRACKIO_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/shardkit/v
 if ! "$TRACKIO_VENV/bin/python" -c "import trackio, importlib.metadata as m; assert m.version('trackio') == '$TRACKIO_PIN'" 2>/dev/null; then
   echo "[setup] installing trackio==$TRACKIO_PIN into $TRACKIO_VENV"
   python3 -m venv "$TRACKIO_VENV"
-  "$TRACKIO_VENV/bin/pip" install -q "trackio==$TRACKIO_PIN"
+  "$TRACKIO_VENV/bin/pip" install -q -c scripts/trackio-constraints.txt "trackio==$TRACKIO_PIN"
 fi
 
 if [ -n "${SHARDKIT_TORCH_DIR:-}" ]; then

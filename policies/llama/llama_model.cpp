@@ -76,11 +76,17 @@ LlamaModelImpl::LlamaModelImpl(const LlamaConfig& c) : c_(c), inv_freq_(inverse_
   norm = register_module("norm", LlamaRMSNorm(c.hidden_size, c.rms_norm_eps));
 }
 
-torch::Tensor LlamaModelImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask) {
+torch::Tensor LlamaModelImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
+                                      const torch::Tensor& position_ids) {
   auto x = embed_tokens(input_ids);
   const auto batch = input_ids.size(0), seq = input_ids.size(1);
-  const auto [cos, sin] = rotary_tables(inv_freq_, seq, x.scalar_type(), x.device());
-  const auto mask = attention_mask_4d(attention_mask, batch, seq, x.device());
+  auto [cos, sin] = rotary_tables(inv_freq_, seq, x.scalar_type(), x.device());
+  if (position_ids.defined()) {  // each token's own position's row: (B, 1, T, head_dim)
+    const auto positions = position_ids.to(x.device()).to(torch::kLong);
+    cos = cos.index({positions}).unsqueeze(1);
+    sin = sin.index({positions}).unsqueeze(1);
+  }
+  const auto mask = attention_mask_4d(attention_mask, batch, seq, x.device(), position_ids);
   for (std::size_t i = 0; i < layers->size(); ++i) {
     try {
       x = layers->ptr(i)->as<LlamaDecoderLayerImpl>()->forward({x, cos, sin, mask})[0];
@@ -92,9 +98,13 @@ torch::Tensor LlamaModelImpl::forward(const torch::Tensor& input_ids, const torc
 }
 
 torch::Tensor attention_mask_4d(const torch::Tensor& attention_mask, std::int64_t batch, std::int64_t seq_len,
-                                torch::Device device) {
+                                torch::Device device, const torch::Tensor& position_ids) {
   const auto opts = torch::TensorOptions().dtype(torch::kBool).device(device);
   auto mask = torch::ones({seq_len, seq_len}, opts).tril().view({1, 1, seq_len, seq_len});
+  if (position_ids.defined()) {
+    const auto sequence = position_ids.to(device).eq(0).to(torch::kLong).cumsum(1);  // (B, T): which sequence
+    mask = mask & sequence.unsqueeze(2).eq(sequence.unsqueeze(1)).unsqueeze(1);
+  }
   if (!attention_mask.defined()) return mask.expand({batch, 1, seq_len, seq_len});
   mask = mask & attention_mask.to(device).to(torch::kBool).view({batch, 1, 1, seq_len});
   const auto empty = mask.any(-1, true).logical_not();

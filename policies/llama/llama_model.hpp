@@ -68,8 +68,11 @@ TORCH_MODULE(LlamaDecoderLayer);
 class LlamaModelImpl : public torch::nn::Module {
  public:
   explicit LlamaModelImpl(const LlamaConfig& c);
-  /// input_ids (B, T) int64; attention_mask (B, T) with 1 = real token, or undefined (all real).
-  torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask);
+  /// input_ids (B, T) int64; attention_mask (B, T) with 1 = real token, or undefined (all real);
+  /// position_ids (B, T), or undefined (0..T-1): packed sequences restart at 0, and a token
+  /// attends only within its own sequence (a run from one 0 to the next).
+  torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
+                        const torch::Tensor& position_ids = {});
   torch::nn::Embedding embed_tokens{nullptr};
 
  private:
@@ -80,10 +83,12 @@ class LlamaModelImpl : public torch::nn::Module {
 };
 TORCH_MODULE(LlamaModel);
 
-/// The attention mask (B, 1, T, T), true = may attend: causal and not a padded key. A query
-/// that could attend to nothing (a padded position before every real token, left padding)
-/// attends to itself instead, so no row is empty; its output is meaningless, as transformers'.
+/// The attention mask (B, 1, T, T), true = may attend: causal, not a padded key, and, with
+/// `position_ids`, within the query's own packed sequence (each starts where its position is 0).
+/// A query that could attend to nothing (a padded position before every real token, left
+/// padding) attends to itself instead, so no row is empty; its output is meaningless, as
+/// transformers'.
 torch::Tensor attention_mask_4d(const torch::Tensor& attention_mask, std::int64_t batch, std::int64_t seq_len,
-                                torch::Device device);
+                                torch::Device device, const torch::Tensor& position_ids = {});
 
 }  // namespace shardkit::llama

@@ -66,13 +66,14 @@ class LlamaPolicy final
 
   /// The causal LM loss: position t predicts labels[t + 1]; summed over the predicted
   /// positions whose label is not -100, with their count as the normalizer. Without "labels",
-  /// input_ids where attention_mask is 1.
+  /// input_ids where attention_mask is 1. With "position_ids" (packed sequences), each token
+  /// attends within its own sequence only.
   shardkit::PolicyOutput forward(const shardkit::Batch& batch) override {
     const auto& ids = batch.at("input_ids");
     const auto mask = attention_mask(batch);
     auto labels = batch.count("labels") ? batch.at("labels")
                                         : (mask.defined() ? ids.masked_fill(mask.eq(0), kIgnoreIndex) : ids);
-    const auto logits = logits_of(ids, mask);
+    const auto logits = logits_of(ids, mask, batch_tensor(batch, "position_ids"));
     const auto seq = ids.size(1);
     const auto predicted = logits.narrow(1, 0, seq - 1).to(torch::kFloat32).reshape({-1, config_.vocab_size});
     const auto targets = labels.narrow(1, 1, seq - 1).reshape({-1}).to(torch::kLong);
@@ -89,7 +90,7 @@ class LlamaPolicy final
     torch::NoGradGuard no_grad;
     const auto& ids = batch.at("input_ids");
     const auto mask = attention_mask(batch);
-    const auto logits = logits_of(ids, mask);
+    const auto logits = logits_of(ids, mask, batch_tensor(batch, "position_ids"));
     auto last = torch::full({ids.size(0)}, ids.size(1) - 1, torch::TensorOptions().dtype(torch::kLong).device(ids.device()));
     if (mask.defined()) {
       const auto positions = torch::arange(ids.size(1), last.options()).unsqueeze(0);
@@ -99,7 +100,7 @@ class LlamaPolicy final
   }
 
   torch::Tensor logits(const shardkit::Batch& batch) override {
-    return logits_of(batch.at("input_ids"), attention_mask(batch));
+    return logits_of(batch.at("input_ids"), attention_mask(batch), batch_tensor(batch, "position_ids"));
   }
 
   std::vector<std::string> wrap_modules() const override { return {"LlamaDecoderLayer"}; }
@@ -116,14 +117,17 @@ class LlamaPolicy final
   std::map<std::string, std::string> pretrained_files() const override { return tokenizer_files_; }
 
  private:
-  /// Per-token logits (B, T, vocab_size) for `input_ids` and `attention_mask`.
-  torch::Tensor logits_of(const torch::Tensor& ids, const torch::Tensor& mask) {
-    const auto hidden = model->forward(ids, mask);
+  /// Per-token logits (B, T, vocab_size) for `input_ids`, `attention_mask` and `position_ids`.
+  torch::Tensor logits_of(const torch::Tensor& ids, const torch::Tensor& mask, const torch::Tensor& positions) {
+    const auto hidden = model->forward(ids, mask, positions);
     return lm_head ? lm_head(hidden) : torch::matmul(hidden, model->embed_tokens->weight.t());
   }
 
-  static torch::Tensor attention_mask(const shardkit::Batch& batch) {
-    const auto it = batch.find("attention_mask");
+  static torch::Tensor attention_mask(const shardkit::Batch& batch) { return batch_tensor(batch, "attention_mask"); }
+
+  /// batch[key], or an undefined tensor when the batch has none.
+  static torch::Tensor batch_tensor(const shardkit::Batch& batch, const char* key) {
+    const auto it = batch.find(key);
     return it == batch.end() ? torch::Tensor() : it->second;
   }
 

@@ -10,11 +10,13 @@
 
 namespace shardkit::test {
 
-/// Sets every option `descriptor` declares to its default value, typed as declared.
+/// Sets every option `descriptor` declares to its default value, typed as declared (an option
+/// of another type than String with an empty default stays unset, as the host leaves it).
 inline void set_option_defaults(const PluginDescriptor& descriptor, Config& options) {
   for (std::uint32_t i = 0; i < descriptor.num_options; ++i) {
     const auto& spec = descriptor.options[i];
     const std::string v = spec.default_value;
+    if (v.empty() && spec.type != OptionType::String) continue;  // unset unless given, as the host does
     if (spec.type == OptionType::Int) options.set(spec.name, std::int64_t{std::stoll(v)});
     else if (spec.type == OptionType::Float) options.set(spec.name, std::stod(v));
     else if (spec.type == OptionType::Bool) options.set(spec.name, v == "true");

@@ -14,6 +14,7 @@
 #include "shardkit/logging.hpp"
 #include "accelerate_env.hpp"
 #include "device.hpp"
+#include "dataset_preview.hpp"
 #include "dry_run.hpp"
 #include "preemption.hpp"
 #include "run_builder.hpp"
@@ -47,6 +48,7 @@ int run(int argc, char** argv, bool& multi_process) {
   runtime.device = train::resolve_device(plan.options.policy_device, runtime.local_rank);
   if (runtime.multi_process()) train::check_comm_device(plan.selection.comm, runtime.device);
 
+  if (const auto code = train::preview_dataset(plan, runtime)) return *code;
   if (plan.dry_run) return train::print_memory_plan(plan.config, *plan.registry, runtime, plan.selection, plan.mesh);
 
   // As lerobot-train: accelerate's variables must not seem to configure what the flags decide.

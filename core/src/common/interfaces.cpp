@@ -4,6 +4,7 @@
 #include "shardkit/checkpoint_format.hpp"
 #include "shardkit/config.hpp"
 #include "shardkit/dataset.hpp"
+#include "shardkit/dataset_preview.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/lora_targets.hpp"
 #include "shardkit/metrics_logger.hpp"
@@ -18,6 +19,7 @@ namespace shardkit {
 
 Policy::~Policy() = default;
 Dataset::~Dataset() = default;
+DatasetPreview::~DatasetPreview() = default;
 Backend::~Backend() = default;
 CheckpointFormat::~CheckpointFormat() = default;
 PretrainedConfigWriter::~PretrainedConfigWriter() = default;

@@ -1,4 +1,4 @@
-// Document readers: JSON Lines, RFC 4180 CSV and plain text.
+// Document readers: JSON Lines, RFC 4180 CSV and plain text; conversations found as AITraining finds them.
 #include "documents.hpp"
 
 #include <algorithm>
@@ -6,6 +6,7 @@
 #include <cctype>
 #include <filesystem>
 
+#include "python_literal.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/files.hpp"
 
@@ -24,13 +25,47 @@ bool is_data_file(const std::string& file) {
   return ext == ".jsonl" || ext == ".csv" || ext == ".txt";
 }
 
+// The field that holds a conversation, whatever --dataset.text_column says (AITraining's rule).
+constexpr const char* kMessages = "messages";
+
 void add(Documents& out, std::string text, const std::string& file, std::size_t line) {
   if (text.empty()) {
     ++out.empty_skipped;
     return;
   }
+  if (out.chat())
+    throw FormatError(file + ":" + std::to_string(line) + ": plain text in data whose documents are conversations "
+                      "(the first at " + out.where.front() + "): give every record a '" + kMessages +
+                      "' list, or keep chat and plain-text data in separate runs");
   out.texts.push_back(std::move(text));
   out.where.push_back(file + ":" + std::to_string(line));
+}
+
+void add_conversation(Documents& out, boost::json::value messages, const std::string& file, std::size_t line) {
+  if (!out.texts.empty())
+    throw FormatError(file + ":" + std::to_string(line) + ": a conversation in data whose documents are plain text "
+                      "(the first at " + out.where.front() + "): keep chat and plain-text data in separate runs");
+  out.conversations.push_back(std::move(messages));
+  out.where.push_back(file + ":" + std::to_string(line));
+}
+
+// A CSV cell holding a conversation: JSON, else a Python literal (as ast.literal_eval reads it);
+// the cell's text itself when it is neither (reported when the conversation is rendered).
+boost::json::value conversation_cell(const std::string& cell) {
+  boost::system::error_code ec;
+  auto value = boost::json::parse(cell, ec);
+  if (!ec) return value;
+  std::string problem;
+  if (auto literal = parse_python_literal(cell, problem)) return std::move(*literal);
+  return boost::json::value(cell);
+}
+
+// Whether `value` is a list of message objects (its first one has a role), as a text column
+// holding a conversation is.
+bool looks_like_conversation(const boost::json::value& value) {
+  if (!value.is_array() || value.as_array().empty()) return false;
+  const auto& first = value.as_array().front();
+  return first.is_object() && first.as_object().contains("role");
 }
 
 std::string join(const std::vector<std::string>& names) {
@@ -55,16 +90,21 @@ void read_jsonl(const std::string& file, const std::string& data, const std::str
     if (ec) throw FormatError(where + ": not a JSON object (" + ec.message() + ")");
     if (!value.is_object()) throw FormatError(where + ": not a JSON object (each line of a .jsonl file must be one)");
     const auto& o = value.as_object();
+    if (const auto* messages = o.if_contains(kMessages); messages && messages->is_array()) {
+      add_conversation(out, *messages, file, line);
+      continue;
+    }
     const auto* field = o.if_contains(column);
     if (!field) {
       std::vector<std::string> names;
       for (const auto& kv : o) names.emplace_back(kv.key());
       throw ConfigError(where + ": no field '" + column + "' (fields: " + join(names) +
-                        "); choose one with --dataset.text_column");
+                        "); choose one with --dataset.text_column, or give conversations a '" + kMessages +
+                        "' list");
     }
-    if (!field->is_string())
-      throw FormatError(where + ": field '" + column + "' is not a string");
-    add(out, std::string(field->as_string()), file, line);
+    if (field->is_array()) add_conversation(out, *field, file, line);
+    else if (field->is_string()) add(out, std::string(field->as_string()), file, line);
+    else throw FormatError(where + ": field '" + column + "' is neither a string nor a list of messages");
   }
 }
 
@@ -123,10 +163,11 @@ void read_csv(const std::string& file, const std::string& data, const std::strin
   std::vector<std::string> header, fields;
   if (data.compare(0, 3, "\xEF\xBB\xBF") == 0) at = 3;  // a UTF-8 byte-order mark
   if (!csv_record(file, data, at, line, header)) throw FormatError(file + ": empty CSV file (no header row)");
-  const auto it = std::find(header.begin(), header.end(), column);
+  const auto messages = std::find(header.begin(), header.end(), kMessages);
+  const auto it = messages != header.end() ? messages : std::find(header.begin(), header.end(), column);
   if (it == header.end())
     throw ConfigError(file + ": no column '" + column + "' (columns: " + join(header) +
-                      "); choose one with --dataset.text_column");
+                      "); choose one with --dataset.text_column, or give conversations a '" + kMessages + "' column");
   const auto index = static_cast<std::size_t>(it - header.begin());
   for (;;) {
     const auto record_line = line;
@@ -135,7 +176,19 @@ void read_csv(const std::string& file, const std::string& data, const std::strin
     if (fields.size() != header.size())
       throw FormatError(file + ":" + std::to_string(record_line) + ": " + std::to_string(fields.size()) +
                         " fields where the header has " + std::to_string(header.size()));
-    add(out, std::move(fields[index]), file, record_line);
+    auto& cell = fields[index];
+    if (messages != header.end()) {
+      add_conversation(out, conversation_cell(cell), file, record_line);
+      continue;
+    }
+    // A text cell holding a list of messages is a conversation (AITraining reads it so).
+    if (const auto start = cell.find_first_not_of(" \t\r\n"); start != std::string::npos && cell[start] == '[') {
+      if (auto value = conversation_cell(cell); looks_like_conversation(value)) {
+        add_conversation(out, std::move(value), file, record_line);
+        continue;
+      }
+    }
+    add(out, std::move(cell), file, record_line);
   }
 }
 

@@ -1,6 +1,7 @@
 // Reading documents out of .jsonl, .csv and .txt files (or a folder of them), with file:line for errors.
 #pragma once
 
+#include <boost/json/value.hpp>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -10,11 +11,17 @@ namespace shardkit::text {
 /// How a .txt file is cut into documents (the names of Hugging Face datasets' text loader).
 enum class SampleBy { Line, Paragraph, Document };
 
-/// Documents read from files, in file order then position order.
+/// Documents read from files, in file order then position order: plain texts, or conversations
+/// (chat data), never both.
 struct Documents {
   std::vector<std::string> texts;
+  /// Each conversation's `messages` value as read (a list of {role, content} when well formed;
+  /// checked when it is rendered, so that --dataset.on_bad_example applies).
+  std::vector<boost::json::value> conversations;
   std::vector<std::string> where;  ///< "file:line" of each document, for errors
   std::size_t empty_skipped = 0;   ///< empty documents left out
+  /// Whether the documents are conversations.
+  bool chat() const { return !conversations.empty(); }
 };
 
 /// The data files `path` names: itself when a file, else the .jsonl/.csv/.txt files directly
@@ -23,8 +30,11 @@ std::vector<std::string> data_files(const std::string& path, const std::string& 
 
 /// Appends the documents of one file. `.jsonl`: the string field `column` of each line's
 /// object; `.csv` (RFC 4180, header row): the column `column`; `.txt`: per `sample_by`.
-/// Throws FormatError naming file:line for malformed input, and ConfigError naming the columns
-/// present when `column` is missing.
+/// Conversations, as AITraining finds them: a `messages` field (.jsonl: a list; .csv: a JSON or
+/// Python-literal string) wins over `column`; a `column` holding a list of {role, ...} objects
+/// (.csv: as a string) is a conversation too. Throws FormatError naming file:line for malformed
+/// input or for plain text and conversations mixed, and ConfigError naming the columns present
+/// when neither `messages` nor `column` is there.
 void read_documents(const std::string& file, const std::string& column, SampleBy sample_by, Documents& out);
 
 }  // namespace shardkit::text

@@ -1,15 +1,19 @@
-// Building the text dataset: files -> documents -> tokens (cached) -> split -> samples.
+// Building the text dataset: files -> documents (texts or conversations) -> tokens (cached) -> split -> samples.
 #include "text_dataset.hpp"
 
 #include <spdlog/logger.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
+#include <ostream>
 #include <thread>
 
 #include <ATen/ATen.h>
 
+#include "chat_format.hpp"
 #include "data_splits.hpp"
+#include "preview.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/logging.hpp"
 #include "shardkit/runtime.hpp"
@@ -37,37 +41,73 @@ std::string tokenizer_path(const PluginContext& ctx) {
   return path;
 }
 
+// Every document of `files`, in order.
+Documents read_all(const std::vector<std::string>& files, const PluginContext& ctx) {
+  Documents documents;
+  for (const auto& f : files)
+    read_documents(f, ctx.options.get_string("text_column"), sample_by(ctx.options.get_string("sample_by")), documents);
+  if (documents.where.empty())
+    throw ConfigError("the text dataset is empty: " + std::to_string(files.size()) + " file(s) under --dataset.path " +
+                      "hold no non-empty document" + (files.empty() ? "" : " (first: " + files.front() + ")"));
+  return documents;
+}
+
+// The chat format of conversations `documents` (ConfigError when --dataset.chat_template=none).
+ChatFormat chat_format(const Documents& documents, std::shared_ptr<const Tokenizer> tokenizer,
+                       const std::string& tokenizer_file, const PluginContext& ctx) {
+  const auto chat_template = ctx.options.get_string("chat_template");
+  if (chat_template == "none")
+    throw ConfigError("the text dataset holds conversations (a 'messages' list, the first at " + documents.where.front() +
+                      ") and --dataset.chat_template=none trains on plain text only: give "
+                      "--dataset.chat_template=tokenizer (the tokenizer's own template), chatml, zephyr or a .jinja file");
+  return ChatFormat::load(chat_template, tokenizer_file, std::move(tokenizer), ctx.options.get_bool("response_only_loss"));
+}
+
 // The tokenized documents of `files`: from the cache when it has them, else tokenized now
 // (and cached by the node's first rank).
-TokenizedDocs load_tokens(const std::vector<std::string>& files, const Tokenizer& tokenizer,
+TokenizedDocs load_tokens(const std::vector<std::string>& files, std::shared_ptr<const Tokenizer> tokenizer,
                           const std::string& tokenizer_file, const PluginContext& ctx, spdlog::logger& log) {
   const auto& o = ctx.options;
-  const auto column = o.get_string("text_column");
-  const auto by = o.get_string("sample_by");
   const auto folder = cache_folder(o.get_string("cache_dir"));
-  const auto config_file = (fs::path(tokenizer_file).parent_path() / "tokenizer_config.json").string();
-  const auto key = cache_key(files, {tokenizer_file, config_file}, "text_column=" + column + "\nsample_by=" + by);
+  const auto tokenizer_folder = fs::path(tokenizer_file).parent_path();
+  const auto chat_template = o.get_string("chat_template");
+  // Every file and option that changes the tokens or the labels.
+  const std::vector<std::string> inputs = {tokenizer_file, (tokenizer_folder / "tokenizer_config.json").string(),
+                                           (tokenizer_folder / "chat_template.jinja").string(), chat_template};
+  const auto key = cache_key(files, inputs,
+                             "text_column=" + o.get_string("text_column") + "\nsample_by=" + o.get_string("sample_by") +
+                                 "\nchat_template=" + chat_template + "\nresponse_only_loss=" +
+                                 (o.get_bool("response_only_loss") ? "true" : "false") +
+                                 "\non_bad_example=" + o.get_string("on_bad_example"));
   const auto cache_file = folder + "/" + key + ".tokens";
   std::string problem;
   if (auto cached = read_token_cache(cache_file, problem)) {
-    log.info("text dataset: {} documents ({} tokens) read from the token cache {}", cached->size(),
-             cached->tokens.size(), cache_file);
+    log.info("text dataset: {} {} ({} tokens) read from the token cache {}", cached->size(),
+             cached->chat ? "conversations" : "documents", cached->tokens.size(), cache_file);
     return std::move(*cached);
   }
   if (!problem.empty()) log.warn("text dataset: ignoring the token cache {}: {}", cache_file, problem);
 
-  Documents documents;
-  for (const auto& f : files) read_documents(f, column, sample_by(by), documents);
-  if (documents.texts.empty())
-    throw ConfigError("the text dataset is empty: " + std::to_string(files.size()) + " file(s) under --dataset.path " +
-                      "hold no non-empty document" + (files.empty() ? "" : " (first: " + files.front() + ")"));
+  const auto documents = read_all(files, ctx);
   const auto local_ranks = ctx.runtime ? std::max(1, ctx.runtime->local_world_size) : 1;
   auto threads = static_cast<int>(o.get_int("num_threads"));
   if (threads == 0) threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / local_ranks);
-  log.info("text dataset: tokenizing {} documents from {} file(s) on {} thread(s){}", documents.texts.size(),
-           files.size(), threads,
-           documents.empty_skipped ? " (" + std::to_string(documents.empty_skipped) + " empty ones skipped)" : "");
-  auto docs = tokenize_documents(documents, tokenizer, threads, log);
+  TokenizedDocs docs;
+  if (documents.chat()) {
+    const auto format = chat_format(documents, tokenizer, tokenizer_file, ctx);
+    log.info("text dataset: rendering and tokenizing {} conversations from {} file(s) on {} thread(s) with {}",
+             documents.conversations.size(), files.size(), threads, format.description());
+    docs = tokenize_conversations(documents, format, o.get_string("on_bad_example") == "skip", threads, log);
+    docs.chat = true;
+  } else {
+    log.info("text dataset: tokenizing {} documents from {} file(s) on {} thread(s){}", documents.texts.size(),
+             files.size(), threads,
+             documents.empty_skipped ? " (" + std::to_string(documents.empty_skipped) + " empty ones skipped)" : "");
+    docs = tokenize_documents(documents, *tokenizer, threads, log);
+  }
+  if (docs.size() == 0)
+    throw ConfigError("the text dataset is empty: every one of its " + std::to_string(documents.where.size()) +
+                      " conversations was left out (--dataset.on_bad_example=skip)");
   // One writer per node (the cache folder is usually node-local); the others keep their own
   // result in memory. The rename makes the file appear whole or not at all.
   if (!ctx.runtime || ctx.runtime->local_rank == 0) {
@@ -83,7 +123,6 @@ TextDataset::TextDataset(const PluginContext& ctx) {
   const auto& o = ctx.options;
   auto log = ctx.logger ? ctx.logger : shardkit::logger();
   seq_len_ = o.get_int("max_seq_len");
-  packing_ = o.get_bool("packing");
   const auto split = o.get_string("split");
   const auto fraction = o.get_float("validation_fraction");
   const auto validation_path = o.get_string("validation_path");
@@ -108,7 +147,7 @@ TextDataset::TextDataset(const PluginContext& ctx) {
                       "validation*, valid*, dev* or val*, as Hugging Face datasets splits a folder)");
 
   const auto tok_path = tokenizer_path(ctx);
-  const auto tokenizer = Tokenizer::load(tok_path);
+  const std::shared_ptr<const Tokenizer> tokenizer = Tokenizer::load(tok_path);
   const auto tokenizer_file = fs::is_directory(tok_path) ? (fs::path(tok_path) / "tokenizer.json").string() : tok_path;
   std::vector<std::string> files;
   if (split == "validation" && !validation_path.empty()) {
@@ -132,7 +171,19 @@ TextDataset::TextDataset(const PluginContext& ctx) {
   } else {
     files = folder_files.empty() ? data_files(path, "--dataset.path") : folder_files;
   }
-  auto docs = load_tokens(files, *tokenizer, tokenizer_file, ctx, *log);
+  if (const auto count = o.get_int("preview"); count > 0) {
+    const auto documents = read_all(files, ctx);
+    const auto format =
+        documents.chat() ? std::optional(chat_format(documents, tokenizer, tokenizer_file, ctx)) : std::nullopt;
+    preview_ = preview_lines(documents, *tokenizer, format ? &*format : nullptr,
+                             o.get_string("on_bad_example") == "skip", count, seq_len_);
+    previewing_ = true;
+    return;
+  }
+  auto docs = load_tokens(files, tokenizer, tokenizer_file, ctx, *log);
+  // Plain text is packed unless told otherwise; conversations are not (AITraining's default).
+  packing_ = o.has("packing") ? o.get_bool("packing") : !docs.chat;
+  packed_chat_ = docs.chat && packing_;
 
   // The validation split is the last fraction of the documents, in file order.
   std::size_t first = 0, last = docs.size();
@@ -146,15 +197,35 @@ TextDataset::TextDataset(const PluginContext& ctx) {
   }
 
   const auto eos = tokenizer->eos_id();
-  if (packing_ && !eos)
+  if (packing_ && !docs.chat && !eos)
     throw ConfigError(tokenizer_file + " names no end-of-sequence token (no tokenizer_config.json eos_token, no "
                       "<|end_of_text|>, <|endoftext|> or </s>): packing needs one between documents; add "
                       "tokenizer_config.json or use --dataset.packing=false");
   pad_id_ = static_cast<std::int32_t>(tokenizer->pad_id().value_or(eos.value_or(0)));
+  std::size_t truncated = 0, unlabelled = 0;
   for (std::size_t d = first; d < last; ++d) {
-    const auto* begin = docs.tokens.data() + docs.offsets[d];
-    const auto* end = docs.tokens.data() + docs.offsets[d + 1];
-    if (packing_) {
+    const auto from = docs.offsets[d], to = docs.offsets[d + 1];
+    const auto* begin = docs.tokens.data() + from;
+    const auto* end = docs.tokens.data() + to;
+    if (docs.chat) {
+      // As TRL's SFTTrainer: the conversation cut to max_seq_len (its start kept), no EOS added,
+      // and left out when no token of what remains is trained on. Packed: conversations follow
+      // each other in a row while they fit, each its own sequence (position_ids restart).
+      const auto n = std::min<std::int64_t>(to - from, seq_len_);
+      truncated += to - from > seq_len_;
+      if (n == 0 || (!docs.trained.empty() && std::find(docs.trained.begin() + from, docs.trained.begin() + from + n,
+                                                        1) == docs.trained.begin() + from + n)) {
+        ++unlabelled;
+        continue;
+      }
+      const auto row_start = offsets_.empty() ? 0 : offsets_.back();
+      if (!packed_chat_ || offsets_.empty() || static_cast<std::int64_t>(tokens_.size()) - row_start + n > seq_len_)
+        offsets_.push_back(static_cast<std::int64_t>(tokens_.size()));
+      starts_.push_back(static_cast<std::int64_t>(tokens_.size()));
+      tokens_.insert(tokens_.end(), begin, begin + n);
+      if (!docs.trained.empty())
+        trained_.insert(trained_.end(), docs.trained.begin() + from, docs.trained.begin() + from + n);
+    } else if (packing_) {
       stream_.insert(stream_.end(), begin, end);
       stream_.push_back(static_cast<std::int32_t>(*eos));
     } else {
@@ -163,22 +234,39 @@ TextDataset::TextDataset(const PluginContext& ctx) {
       if (eos && end - begin < seq_len_) tokens_.push_back(static_cast<std::int32_t>(*eos));
     }
   }
-  if (!packing_) offsets_.push_back(static_cast<std::int64_t>(tokens_.size()));
+  if (!packing_ || docs.chat) offsets_.push_back(static_cast<std::int64_t>(tokens_.size()));
+  const auto kind = docs.chat ? "conversations" : "documents";
   if (size() == 0)
-    throw ConfigError("the text dataset's " + split + " split is empty (" + std::to_string(last - first) + " documents)");
-  log->info("text dataset: {} split, {} documents, {} samples of {} tokens ({})", split, last - first, size(), seq_len_,
-            packing_ ? "packed, documents separated by EOS" : "one document per sample, right-padded");
+    throw ConfigError("the text dataset's " + split + " split is empty (" + std::to_string(last - first) + " " + kind +
+                      (unlabelled ? ", every one without a token to train on within --dataset.max_seq_len" : "") + ")");
+  log->info("text dataset: {} split, {} {}, {} samples of {} tokens ({})", split, last - first, kind, size(), seq_len_,
+            packed_chat_ ? "conversations packed in order, each attending only to itself"
+            : packing_   ? "packed, documents separated by EOS"
+            : docs.chat  ? "one conversation per sample, right-padded"
+                         : "one document per sample, right-padded");
+  if (truncated)
+    log->warn("text dataset: {} of {} conversations were longer than --dataset.max_seq_len={} and were cut to it (their "
+              "start kept, as TRL's SFTTrainer)", truncated, last - first, seq_len_);
+  if (unlabelled)
+    log->warn("text dataset: {} conversations were left out: no token to train on is left within "
+              "--dataset.max_seq_len={} (as TRL's SFTTrainer drops them)", unlabelled, seq_len_);
+  if (docs.skipped)
+    log->info("text dataset: {} conversations that could not be rendered were left out (--dataset.on_bad_example=skip)",
+              docs.skipped);
 }
 
 TextDataset::~TextDataset() = default;
 
 std::int64_t TextDataset::size() const {
-  if (packing_) return (static_cast<std::int64_t>(stream_.size()) + seq_len_ - 1) / seq_len_;
+  if (previewing_) return 0;
+  if (packing_ && !packed_chat_) return (static_cast<std::int64_t>(stream_.size()) + seq_len_ - 1) / seq_len_;
   return static_cast<std::int64_t>(offsets_.size()) - 1;
 }
 
 FeatureShapes TextDataset::features() const {
-  return {{"input_ids", {seq_len_}}, {"attention_mask", {seq_len_}}, {"labels", {seq_len_}}};
+  FeatureShapes shapes{{"input_ids", {seq_len_}}, {"attention_mask", {seq_len_}}, {"labels", {seq_len_}}};
+  if (packed_chat_) shapes["position_ids"] = {seq_len_};
+  return shapes;
 }
 
 Batch TextDataset::get_batch(const std::vector<std::int64_t>& indices) const {
@@ -186,6 +274,7 @@ Batch TextDataset::get_batch(const std::vector<std::int64_t>& indices) const {
   auto ids = at::full({b, seq_len_}, pad_id_, at::kLong);
   auto mask = at::zeros({b, seq_len_}, at::kLong);
   auto labels = at::full({b, seq_len_}, -100, at::kLong);
+  auto positions = packed_chat_ ? at::zeros({b, seq_len_}, at::kLong) : at::Tensor();
   auto* pi = ids.data_ptr<std::int64_t>();
   auto* pm = mask.data_ptr<std::int64_t>();
   auto* pl = labels.data_ptr<std::int64_t>();
@@ -195,20 +284,39 @@ Batch TextDataset::get_batch(const std::vector<std::int64_t>& indices) const {
       throw RuntimeError("text dataset: index " + std::to_string(i) + " outside [0, " + std::to_string(size()) + ")");
     const std::int32_t* src;
     std::int64_t n;
-    if (packing_) {
+    if (packing_ && !packed_chat_) {
       src = stream_.data() + i * seq_len_;
       n = std::min<std::int64_t>(seq_len_, static_cast<std::int64_t>(stream_.size()) - i * seq_len_);
     } else {
       src = tokens_.data() + offsets_[i];
       n = offsets_[i + 1] - offsets_[i];
     }
+    const std::uint8_t* trained = trained_.empty() ? nullptr : trained_.data() + offsets_[i];
     for (std::int64_t t = 0; t < n; ++t) {
       pi[r * seq_len_ + t] = src[t];
       pm[r * seq_len_ + t] = 1;
-      pl[r * seq_len_ + t] = src[t];
+      pl[r * seq_len_ + t] = !trained || trained[t] ? src[t] : -100;
+    }
+    if (packed_chat_) {
+      // Each conversation's positions count from 0; its first token is no label (it would be
+      // predicted from the conversation before it), as TRL's padding-free batches.
+      auto* pp = positions.data_ptr<std::int64_t>() + r * seq_len_;
+      auto start = std::lower_bound(starts_.begin(), starts_.end(), offsets_[i]);
+      for (std::int64_t t = 0, position = 0; t < n; ++t, ++position) {
+        if (start != starts_.end() && *start == offsets_[i] + t) {
+          position = 0;
+          pl[r * seq_len_ + t] = -100;
+          ++start;
+        }
+        pp[t] = position;
+      }
     }
   }
-  return {{"input_ids", ids}, {"attention_mask", mask}, {"labels", labels}};
+  Batch batch{{"input_ids", ids}, {"attention_mask", mask}, {"labels", labels}};
+  if (packed_chat_) batch["position_ids"] = positions;
+  return batch;
 }
+
+void TextDataset::write_preview(std::ostream& out) const { out << preview_; }
 
 }  // namespace shardkit::text

@@ -1,11 +1,14 @@
-// The `text` dataset: tokenized documents, packed into blocks or padded one per sample.
+// The `text` dataset: tokenized documents, packed into blocks or padded one per sample; or
+// conversations rendered with a chat template, one per sample, labelled on the assistant's tokens.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "shardkit/capability.hpp"
 #include "shardkit/dataset.hpp"
+#include "shardkit/dataset_preview.hpp"
 #include "shardkit/plugin.hpp"
 
 namespace shardkit::text {
@@ -13,8 +16,9 @@ namespace shardkit::text {
 class Tokenizer;
 
 /// Samples of `max_seq_len` tokens: `input_ids`, `attention_mask` (1 = real token) and
-/// `labels` (input_ids with -100 at padding), each int64 [B, T].
-class TextDataset final : public Dataset {
+/// `labels` (input_ids with -100 at padding, and for conversations at tokens not trained on),
+/// each int64 [B, T]; packed conversations add `position_ids` (restarting at each one).
+class TextDataset final : public WithCapabilities<Dataset, DatasetPreview> {
  public:
   explicit TextDataset(const PluginContext& ctx);
   ~TextDataset() override;
@@ -22,15 +26,23 @@ class TextDataset final : public Dataset {
   std::int64_t size() const override;
   FeatureShapes features() const override;
   Batch get_batch(const std::vector<std::int64_t>& indices) const override;
+  /// --dataset.preview=N: the first N examples as {"text", "input_ids", "labels"} lines.
+  void write_preview(std::ostream& out) const override;
 
  private:
   std::int64_t seq_len_;
-  bool packing_;
+  bool packing_ = false;
+  bool packed_chat_ = false;  ///< conversations packed into rows, with position_ids
   std::int32_t pad_id_ = 0;
-  // Packing: one stream of tokens cut every seq_len_; else one document per sample.
+  // Packed text: one stream of tokens cut every seq_len_. Else sample i is
+  // tokens_[offsets_[i], offsets_[i + 1]): one document, one conversation or packed conversations.
   std::vector<std::int32_t> stream_;
   std::vector<std::int32_t> tokens_;
+  std::vector<std::uint8_t> trained_;  ///< per token of tokens_; empty when every token is a label
   std::vector<std::int64_t> offsets_;
+  std::vector<std::int64_t> starts_;  ///< conversations: where each one starts in tokens_
+  bool previewing_ = false;  ///< --dataset.preview: no samples, only preview_
+  std::string preview_;      ///< the lines write_preview() writes
 };
 
 }  // namespace shardkit::text

@@ -1,4 +1,4 @@
-// Token cache files: "SKTOKv1" header, document offsets, int32 ids; validated against the file size.
+// Token cache files: "SKTOKv2" header, document offsets, int32 ids, trained-token flags; validated against the file size.
 #include "token_cache.hpp"
 
 #include <xxhash.h>
@@ -17,12 +17,15 @@ namespace shardkit::text {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr char kMagic[8] = {'S', 'K', 'T', 'O', 'K', 'v', '1', '\0'};
+constexpr char kMagic[8] = {'S', 'K', 'T', 'O', 'K', 'v', '2', '\0'};
 
 struct Header {
   char magic[8];
   std::uint64_t documents;
   std::uint64_t tokens;
+  std::uint64_t trained;  ///< bytes of trained-token flags: 0 or `tokens`
+  std::uint64_t skipped;
+  std::uint64_t flags;  ///< bit 0: conversations
 };
 
 }  // namespace
@@ -75,16 +78,20 @@ std::optional<TokenizedDocs> read_token_cache(const std::string& path, std::stri
     problem = "not a token cache file";
     return std::nullopt;
   }
-  const auto want = sizeof h + (h.documents + 1) * sizeof(std::int64_t) + h.tokens * sizeof(std::int32_t);
-  if (h.documents > size || h.tokens > size || want != size) {
+  const auto want = sizeof h + (h.documents + 1) * sizeof(std::int64_t) + h.tokens * sizeof(std::int32_t) + h.trained;
+  if (h.documents > size || h.tokens > size || (h.trained != 0 && h.trained != h.tokens) || want != size) {
     problem = "its size (" + std::to_string(size) + " bytes) does not match its header";
     return std::nullopt;
   }
   TokenizedDocs docs;
   docs.offsets.resize(h.documents + 1);
   docs.tokens.resize(h.tokens);
+  docs.trained.resize(h.trained);
+  docs.skipped = h.skipped;
+  docs.chat = (h.flags & 1) != 0;
   in.read(reinterpret_cast<char*>(docs.offsets.data()), static_cast<std::streamsize>(docs.offsets.size() * sizeof(std::int64_t)));
   in.read(reinterpret_cast<char*>(docs.tokens.data()), static_cast<std::streamsize>(docs.tokens.size() * sizeof(std::int32_t)));
+  in.read(reinterpret_cast<char*>(docs.trained.data()), static_cast<std::streamsize>(docs.trained.size()));
   if (!in) {
     problem = "it could not be read";
     return std::nullopt;
@@ -108,11 +115,18 @@ void write_token_cache(const std::string& path, const TokenizedDocs& docs) {
   std::memcpy(h.magic, kMagic, sizeof kMagic);
   h.documents = docs.size();
   h.tokens = docs.tokens.size();
+  h.trained = docs.trained.size();
+  h.skipped = docs.skipped;
+  h.flags = docs.chat ? 1 : 0;
+  if (h.trained != 0 && h.trained != h.tokens)
+    throw RuntimeError("write_token_cache: " + std::to_string(h.trained) + " trained-token flags for " +
+                       std::to_string(h.tokens) + " tokens");
   try {
     publish_file(path, [&](int fd, const std::string& temp) {
       write_all(fd, &h, sizeof h, temp);
       write_all(fd, docs.offsets.data(), docs.offsets.size() * sizeof(std::int64_t), temp);
       write_all(fd, docs.tokens.data(), docs.tokens.size() * sizeof(std::int32_t), temp);
+      write_all(fd, docs.trained.data(), docs.trained.size(), temp);
     });
   } catch (const RuntimeError& e) {
     throw FormatError(std::string(e.what()) + " (writing the token cache; disk full? set --dataset.cache_dir)");

@@ -12,6 +12,13 @@ namespace shardkit::text {
 struct TokenizedDocs {
   std::vector<std::int32_t> tokens;
   std::vector<std::int64_t> offsets{0};
+  /// Conversations: 1 where the token is trained on (a label), 0 where it is context; one per
+  /// token. Empty when every token is trained on (plain text, or no response-only loss).
+  std::vector<std::uint8_t> trained;
+  /// Conversations left out by --dataset.on_bad_example=skip.
+  std::uint64_t skipped = 0;
+  /// Whether the documents are conversations (rendered with a chat template).
+  bool chat = false;
   /// Number of documents.
   std::size_t size() const { return offsets.size() - 1; }
 };

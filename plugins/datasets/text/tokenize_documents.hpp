@@ -12,6 +12,7 @@ class logger;
 
 namespace shardkit::text {
 
+class ChatFormat;
 class Tokenizer;
 
 /// Encodes each document with `tokenizer` (add_special_tokens = true) on `threads` threads.
@@ -19,5 +20,12 @@ class Tokenizer;
 /// seconds. A document the tokenizer refuses is a FormatError naming its file:line.
 TokenizedDocs tokenize_documents(const Documents& docs, const Tokenizer& tokenizer, int threads,
                                  spdlog::logger& log);
+
+/// Renders and tokenizes each conversation with `format`, keeping which tokens are trained on.
+/// A conversation that cannot be rendered is a FormatError naming its file:line and index (the
+/// first such one in file order), or,
+/// with `skip_bad`, is left out: counted in `skipped`, the first one's problem logged as a warning.
+TokenizedDocs tokenize_conversations(const Documents& docs, const ChatFormat& format, bool skip_bad, int threads,
+                                     spdlog::logger& log);
 
 }  // namespace shardkit::text

@@ -79,6 +79,7 @@ TEST_CASE("shardkit-env lists each plugin's capabilities, traits, aliases and ho
                            "lora_targets/1 |"));
   CHECK(contains(r.output, "policy mlp: normalization/1 |"));
   CHECK(contains(r.output, "dataset lerobot: dataset_statistics/1,augmentation/1 |"));
+  CHECK(contains(r.output, "dataset text: dataset_preview/1 |"));
   CHECK(contains(r.output, "backend fsdp: sharding_report/1 | shards_parameters,multi_process,preferred_by_auto |  | \n"));
   CHECK(contains(r.output, "backend ddp:  | multi_process,preferred_by_auto |  | \n"));
   CHECK(contains(r.output, "backend single:  | preferred_by_auto |  | \n"));

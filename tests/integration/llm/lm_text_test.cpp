@@ -8,25 +8,13 @@
 #include <cmath>
 
 #include "../distributed/launch.hpp"
+#include "lm_fixture.hpp"
 
 using namespace shardkit::test;
 
-namespace {
-
-std::string fixture(const std::string& command, const std::string& dir) {
-  const auto r = run_command(python() + " " + shell_quote(std::string(SHARDKIT_SOURCE_DIR) +
-                                                          "/tests/integration/llm/lm_fixture.py") +
-                             " " + command + " " + shell_quote(dir));
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
-  return r.output;
-}
-
-}  // namespace
-
 TEST_CASE("llama fine-tunes on jsonl text under fsdp at 2 ranks, evaluated, and transformers loads it") {
   TempDir dir("sk-lm-text");
-  fixture("make", dir.path());
+  lm_fixture("make", dir.path());
   const auto r = launch(2, {"--output_dir=" + dir / "run", "--policy.path=" + dir / "model", "--dataset.type=text",
                             "--dataset.path=" + dir / "data.jsonl", "--dataset.max_seq_len=32",
                             "--dataset.validation_fraction=0.2", "--dataset.cache_dir=" + dir / "cache",
@@ -46,7 +34,7 @@ TEST_CASE("llama fine-tunes on jsonl text under fsdp at 2 ranks, evaluated, and 
   CHECK(evals[2] < evals[0]);
 
   const auto saved = dir / "run/checkpoints/last/pretrained_model";
-  const auto out = fixture("load", saved);
+  const auto out = lm_fixture("load", saved);
   const auto loss = boost::json::parse(out.substr(out.rfind('{'))).at("loss").to_number<double>();
   CHECK(std::isfinite(loss));
 }

@@ -45,7 +45,7 @@ TEST_CASE("malformed lines are named by file and line", "[text][errors]") {
   write_file(dir / "a.jsonl", "{\"text\": \"ok\"}\n\n{\"text\": \"broken\"\n");
   CHECK(contains(text_error(with(dir, dir / "a.jsonl")), "a.jsonl:3: not a JSON object"));
   write_file(dir / "b.jsonl", "{\"text\": 5}\n");
-  CHECK(contains(text_error(with(dir, dir / "b.jsonl")), "b.jsonl:1: field 'text' is not a string"));
+  CHECK(contains(text_error(with(dir, dir / "b.jsonl")), "b.jsonl:1: field 'text' is neither a string nor a list of messages"));
   write_file(dir / "c.csv", "text,n\n\"a, b\",1\n\"multi\nline\",2\nonly one field\n");
   CHECK(contains(text_error(with(dir, dir / "c.csv")), "c.csv:5: 1 fields where the header has 2"));
   write_file(dir / "d.csv", "text\n\"never closed\n");

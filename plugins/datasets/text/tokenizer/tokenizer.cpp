@@ -108,6 +108,47 @@ std::vector<std::uint32_t> Tokenizer::encode(std::string_view text, bool add_spe
   return out;
 }
 
+void Tokenizer::encode_with_offsets(std::string_view text, std::vector<std::uint32_t>& ids,
+                                    std::vector<std::size_t>& ends) const {
+  std::size_t bad = 0;
+  if (!valid_utf8(text, bad))
+    throw FormatError("the text is not valid UTF-8 (byte " + std::to_string(bad) + ")");
+  const bool byte_level = parts_.pre_tokenizer && parts_.pre_tokenizer->byte_level();
+  std::vector<Segment> segments;
+  parts_.added->split(text, segments);
+  std::string bytes;
+  for (const auto& s : segments) {
+    if (s.id >= 0) {
+      ids.push_back(static_cast<std::uint32_t>(s.id));
+      ends.push_back(s.end);
+      continue;
+    }
+    const auto first = ids.size();
+    encode_text(text.substr(s.begin, s.end - s.begin), ids);
+    // Each token's bytes (a byte-level token's characters stand for one byte each) are matched
+    // against the text in order; a space the pre-tokenizer added (add_prefix_space) matches nothing.
+    std::size_t at = s.begin;
+    for (auto i = first; i < ids.size(); ++i) {
+      const auto* token = parts_.model->id_to_token(ids[i]);
+      bytes.clear();
+      if (token && byte_level) {
+        for (std::size_t c = 0; c < token->size();) {
+          const int b = byte_of_code_point(next_code_point(*token, c));
+          if (b >= 0) bytes += static_cast<char>(b);
+        }
+      } else if (token) {
+        bytes = *token;
+      }
+      for (const char b : bytes) {
+        if (at < s.end && text[at] == b) ++at;
+        else if (b != ' ' && at < s.end) ++at;
+      }
+      ends.push_back(at);
+    }
+    if (ids.size() > first) ends.back() = s.end;
+  }
+}
+
 std::string Tokenizer::decode(const std::vector<std::uint32_t>& ids, bool skip_special_tokens) const {
   if (parts_.decoder != "ByteLevel")
     throw FormatError(source_ + ": decoder '" + (parts_.decoder.empty() ? "null" : parts_.decoder) +

@@ -52,6 +52,9 @@ class Tokenizer {
   void encode(std::string_view text, bool add_special_tokens, std::vector<std::uint32_t>& out) const;
   /// The same, returned.
   std::vector<std::uint32_t> encode(std::string_view text, bool add_special_tokens) const;
+  /// encode(text, false), and for each id the byte offset in `text` where the text it stands for
+  /// ends (tokenizers' offsets, in bytes): id i covers [ends[i - 1], ends[i]) (0 for i = 0).
+  void encode_with_offsets(std::string_view text, std::vector<std::uint32_t>& ids, std::vector<std::size_t>& ends) const;
   /// The text of `ids`; special tokens are left out when `skip_special_tokens`.
   /// Throws FormatError for an unknown id or a decoder other than ByteLevel.
   std::string decode(const std::vector<std::uint32_t>& ids, bool skip_special_tokens = false) const;
