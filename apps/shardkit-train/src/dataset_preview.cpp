@@ -1,7 +1,6 @@
 // The preview: the dataset made as the run would make it, asked for its examples.
 #include "dataset_preview.hpp"
 
-#include <cstring>
 #include <iostream>
 
 #include "shardkit/capability.hpp"
@@ -13,10 +12,7 @@ namespace shardkit::train {
 
 std::optional<int> preview_dataset(const RunPlan& plan, const Runtime& runtime) {
   const auto& name = plan.selection.dataset;
-  const auto* descriptor = plan.registry->get("dataset", name).descriptor;
-  bool offered = false;
-  for (std::uint32_t i = 0; i < descriptor->num_capabilities; ++i)
-    offered = offered || std::strcmp(descriptor->capabilities[i].name, DatasetPreview::kCapabilityName) == 0;
+  const bool offered = plan.registry->get("dataset", name).lists_capability(DatasetPreview::kCapabilityName);
   const auto key = "dataset." + std::string(DatasetPreview::kOption);
   if (!offered || !plan.config.has(key) || plan.config.get_int(key) <= 0) return std::nullopt;
   const auto dataset = plan.registry->create_as<Dataset>("dataset", name, plugin_context(plan.config, runtime, "dataset", name));

@@ -116,6 +116,10 @@ boost::json::array without_nulls(const boost::json::array& messages) {
 
 }  // namespace
 
+bool has_label(const std::uint8_t* trained, std::size_t n) {
+  return n > 0 && (!trained || std::find(trained, trained + n, 1) != trained + n);
+}
+
 std::string_view aitraining_template(std::string_view name) {
   if (name == "chatml") return kChatml;
   if (name == "zephyr") return kZephyr;
@@ -219,7 +223,7 @@ ChatTokens ChatFormat::tokenize(const boost::json::value& messages) const {
         if (begin < span.end && ends[i] > span.begin) out.trained[i] = 1;
       }
   }
-  if (std::find(out.trained.begin(), out.trained.end(), 1) == out.trained.end())
+  if (!has_label(out.trained.data(), out.trained.size()))
     throw FormatError("no assistant text to train on (--dataset.response_only_loss=true): the conversation has no "
                       "assistant turn the template marks");
   return out;

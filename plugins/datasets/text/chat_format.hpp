@@ -31,6 +31,11 @@ struct ChatTokens {
   std::vector<std::uint8_t> trained;  ///< 1 = a label; empty when every token is one
 };
 
+/// Whether the first `n` tokens of a conversation hold a label: `trained` points at its first
+/// token's flag, or is null when every token is one. A sample without any is left out, as TRL's
+/// SFTTrainer drops it.
+bool has_label(const std::uint8_t* trained, std::size_t n);
+
 class ChatFormat {
  public:
   /// `chat_template`: `tokenizer` (the template in tokenizer_config.json or chat_template.jinja

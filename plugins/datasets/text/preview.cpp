@@ -44,9 +44,7 @@ std::string preview_lines(const Documents& docs, const Tokenizer& tokenizer, con
       const auto tokens = format->tokenize(docs.conversations[i]);
       // Left out, as training leaves it out: nothing to train on within seq_len.
       const auto kept = std::min<std::size_t>(tokens.ids.size(), static_cast<std::size_t>(seq_len));
-      if (kept == 0 || (!tokens.trained.empty() &&
-                        std::find(tokens.trained.begin(), tokens.trained.begin() + kept, 1) == tokens.trained.begin() + kept))
-        continue;
+      if (!has_label(tokens.trained.empty() ? nullptr : tokens.trained.data(), kept)) continue;
       out += line(tokens.text, tokens.ids, tokens.trained, seq_len);
       ++written;
     } catch (const Error& e) {

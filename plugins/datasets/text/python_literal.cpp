@@ -5,7 +5,7 @@
 #include <cctype>
 #include <charconv>
 
-#include "tokenizer/byte_level.hpp"
+#include "utf8.hpp"
 
 namespace shardkit::text {
 namespace {

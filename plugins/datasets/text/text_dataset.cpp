@@ -213,8 +213,7 @@ TextDataset::TextDataset(const PluginContext& ctx) {
       // each other in a row while they fit, each its own sequence (position_ids restart).
       const auto n = std::min<std::int64_t>(to - from, seq_len_);
       truncated += to - from > seq_len_;
-      if (n == 0 || (!docs.trained.empty() && std::find(docs.trained.begin() + from, docs.trained.begin() + from + n,
-                                                        1) == docs.trained.begin() + from + n)) {
+      if (!has_label(docs.trained.empty() ? nullptr : docs.trained.data() + from, static_cast<std::size_t>(n))) {
         ++unlabelled;
         continue;
       }

@@ -7,6 +7,7 @@
 #include "chat_template/errors.hpp"
 #include "chat_template/text.hpp"
 #include "shardkit/error.hpp"
+#include "utf8.hpp"
 
 namespace shardkit::chat {
 
@@ -279,16 +280,16 @@ class Lexer {
         case 'r': value += '\r'; break;
         case 't': value += '\t'; break;
         case 'v': value += '\v'; break;
-        case 'x': append_utf8(value, hex(i, 2, escape)); i += 2; break;
-        case 'u': append_utf8(value, hex(i, 4, escape)); i += 4; break;
-        case 'U': append_utf8(value, hex(i, 8, escape)); i += 8; break;
+        case 'x': text::append_utf8(hex(i, 2, escape), value); i += 2; break;
+        case 'u': text::append_utf8(hex(i, 4, escape), value); i += 4; break;
+        case 'U': text::append_utf8(hex(i, 8, escape), value); i += 8; break;
         case 'N': refuse(escape, "a \\N{...} escape in a string literal");
         default:
           if (e >= '0' && e <= '7') {
             char32_t code = static_cast<char32_t>(e - '0');
             for (int k = 0; k < 2 && i < src_.size() && src_[i] >= '0' && src_[i] <= '7'; ++k, ++i)
               code = code * 8 + static_cast<char32_t>(src_[i] - '0');
-            append_utf8(value, code);
+            text::append_utf8(code, value);
           } else if (static_cast<unsigned char>(e) >= 0x80) {
             refuse(escape, "a backslash before a non-ASCII character in a string literal");
           } else {  // Python keeps an unknown escape as it is

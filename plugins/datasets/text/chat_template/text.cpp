@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "chat_template/errors.hpp"
+#include "utf8.hpp"
 
 namespace shardkit::chat {
 
@@ -36,28 +37,10 @@ std::u32string decode_utf8(std::string_view s) {
   return out;
 }
 
-void append_utf8(std::string& out, char32_t c) {
-  if (c < 0x80) {
-    out += static_cast<char>(c);
-  } else if (c < 0x800) {
-    out += static_cast<char>(0xC0 | (c >> 6));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    out += static_cast<char>(0xE0 | (c >> 12));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (c >> 18));
-    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  }
-}
-
 std::string encode_utf8(std::u32string_view s) {
   std::string out;
   out.reserve(s.size());
-  for (const char32_t c : s) append_utf8(out, c);
+  for (const char32_t c : s) text::append_utf8(c, out);
   return out;
 }
 
@@ -152,7 +135,7 @@ std::string replace(std::string_view s, std::string_view from, std::string_view 
   if (from.empty()) {  // Python puts `to` before every code point and at the end
     for (const char32_t c : decode_utf8(s)) {
       if (take()) out += to;
-      append_utf8(out, c);
+      text::append_utf8(c, out);
     }
     if (take()) out += to;
     return out;
@@ -171,7 +154,7 @@ std::string change_case(std::string_view s, Case c) {
   for (char32_t ch : decode_utf8(s)) {
     if (ch >= 0x80 && cased_beyond_ascii(ch)) {
       std::string letter;
-      append_utf8(letter, ch);
+      text::append_utf8(ch, letter);
       throw EvalError("changing the case of '" + letter +
                       "' (a letter outside ASCII) is not supported by shardkit's chat template renderer");
     }
@@ -188,7 +171,7 @@ std::string change_case(std::string_view s, Case c) {
         break;
     }
     if (letter) ch = upper ? (ch & ~0x20u) : (ch | 0x20u);
-    append_utf8(out, ch);
+    text::append_utf8(ch, out);
     ++index;
   }
   return out;
@@ -229,7 +212,7 @@ std::string repr_string(std::string_view s) {
                     static_cast<unsigned>(c));
       out += buf;
     } else {
-      append_utf8(out, c);
+      text::append_utf8(c, out);
     }
   }
   out += quote;

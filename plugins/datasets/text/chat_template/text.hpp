@@ -10,8 +10,6 @@ namespace shardkit::chat {
 
 /// The code points of UTF-8 `s`; EvalError at a malformed sequence.
 std::u32string decode_utf8(std::string_view s);
-/// Appends code point `c` to `out` as UTF-8.
-void append_utf8(std::string& out, char32_t c);
 /// `s` as UTF-8.
 std::string encode_utf8(std::u32string_view s);
 /// Python's len() of a str: its number of code points (`s` is valid UTF-8).

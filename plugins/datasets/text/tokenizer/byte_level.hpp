@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "utf8.hpp"  // append_utf8
+
 namespace shardkit::text {
 
 /// Appends the byte-level form of `bytes` (each byte as its UTF-8 encoded stand-in) to `out`.
@@ -16,9 +18,6 @@ int byte_of_code_point(std::uint32_t code_point);
 /// Decodes one UTF-8 character at `text[at]`: returns its code point and advances `at`.
 /// Invalid sequences yield U+FFFD and advance by one byte.
 std::uint32_t next_code_point(std::string_view text, std::size_t& at);
-
-/// Appends the UTF-8 encoding of `code_point`.
-void append_utf8(std::uint32_t code_point, std::string& out);
 
 /// Whether `text` is valid UTF-8; when not, `bad_at` is the offset of the first bad byte.
 bool valid_utf8(std::string_view text, std::size_t& bad_at);
