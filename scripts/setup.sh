@@ -34,6 +34,7 @@ DEBIAN_PACKAGES=(cmake ninja-build g++ ccache pkg-config libgloo-dev libboost1.8
   libboost-json1.81-dev libtomlplusplus-dev libspdlog-dev catch2 python3 python3-venv libsqlite3-dev
   python3-pip iproute2 libxxhash-dev
   libpcre2-dev                      # tokenizer.json pre-tokenizer regexes (\p{L}, lookahead)
+  libutf8proc-dev                   # tokenizer.json normalizers (NFC, NFKC, lowercase)
   libprotobuf-dev protobuf-compiler # TensorBoard event records
   libyaml-cpp-dev                   # YAML configuration files
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev)  # FFmpeg: LeRobot videos and images

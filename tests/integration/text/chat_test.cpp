@@ -93,7 +93,8 @@ TEST_CASE("chat data: with response_only_loss=false every token is a label, as T
 TEST_CASE("chat data: templates without generation blocks are labelled by their response markers", "[text][chat]") {
   TempDir dir;
   const auto data = write_chat_jsonl(dir);
-  for (const auto* family : {"llama3_chat", "chatml", "zephyr"}) {
+  // (mistral: a sentencepiece-style tokenizer, Metaspace and byte fallback, with the [/INST] marker.)
+  for (const auto* family : {"llama3_chat", "chatml", "zephyr", "mistral"}) {
     const auto tokenizer = chat_tokenizers() + "/" + family;
     INFO(family);
     auto dataset = open_text({{"path", data}, {"tokenizer", tokenizer}, {"max_seq_len", std::int64_t{96}},

@@ -8,7 +8,7 @@
 
 namespace shardkit::test {
 
-/// make_chat_tokenizers.py's folders (llama3_chat, llama3_generation, chatml, zephyr), made once.
+/// make_chat_tokenizers.py's folders (llama3_chat, llama3_generation, chatml, zephyr, mistral), made once.
 inline const std::string& chat_tokenizers() {
   static const TempDir dir("sk-chat-tokenizers");
   static const bool made = [] {

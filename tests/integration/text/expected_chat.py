@@ -7,7 +7,8 @@ file whose lines each have a `messages` list. MODE:
   generation  TRL SFTTrainer, assistant_only_loss=True ({% generation %} template): TRL's labels.
   markers     input_ids from TRL SFTTrainer (assistant_only_loss=False, untruncated); labels from an
               independent implementation of AITraining's response-marker rule (add_completion_mask),
-              then cut to SEQ_LEN (keep start).
+              markers without their trailing space as shardkit matches them, then cut to SEQ_LEN
+              (keep start).
 Examples whose labels are all -100 are left out, as TRL leaves them out. Writes
 {"input_ids", "labels" (unpadded, per kept example), "dropped" (input indices left out; omitted
 where they cannot be determined), "texts" (apply_chat_template(tokenize=False) of kept examples;
@@ -123,7 +124,10 @@ def marker_labels(tok, all_ids):
     def encode(text):
         return tok.encode(text, add_special_tokens=False)
 
-    base_ids = encode(marker.rstrip("\n"))
+    # Without its trailing space, as shardkit matches markers (docs/llm.md): AITraining's literal
+    # "[/INST] " is the tokens "[/INST]" "▁" with a Metaspace tokenizer, which miss an answer whose
+    # first word took the space ("▁The"), and that answer would go untrained.
+    base_ids = encode(marker.rstrip("\n").rstrip(" "))
     newline_ids = {ids[0] for ids in map(encode, ("\n", "\n\n", "\n\n\n")) if len(ids) == 1}
     end_ids = encode(end) if end is not None else None
     return [[t if m else IGNORE for t, m in zip(ids, marker_mask(ids, base_ids, newline_ids, end_ids))]

@@ -1,10 +1,19 @@
-"""Makes the tokenizer test data with Python `tokenizers` (no network): a varied corpus, three
-byte-level BPE tokenizer.json files trained on it, and what `tokenizers` encodes and decodes.
+"""Makes the tokenizer test data with Python `tokenizers` (no network): a varied corpus, BPE
+tokenizer.json files trained on it, and what `tokenizers` encodes and decodes.
+
+The tokenizers are built as each family's files are (none can be downloaded): GPT-2 and Llama 3
+(byte-level), Qwen2 (NFC + byte-level, as transformers' Qwen2Converter), Llama 2 (sentencepiece as
+BPE with byte fallback, legacy: Prepend + Replace normalizers, as LlamaConverter), Mistral v0.3 /
+non-legacy Llama (Metaspace with prepend_scheme "first"), Gemma (Replace normalizer, Split merged
+with the previous piece, as GemmaConverter), and three that exercise the remaining parts: NFKC +
+Lowercase + Strip + a regex Replace; NFD + Metaspace splitting with the Metaspace decoder; and the
+Split behaviours Contiguous, MergedWithNext and MergedWithPrevious.
 
 usage: make_tokenizers.py OUT_DIR [NUM_LINES]
-Writes OUT_DIR/corpus.bin and, per tokenizer NAME (gpt2, llama3, gpt2_prefix, unk):
-OUT_DIR/NAME/tokenizer.json, OUT_DIR/NAME/ids.txt (one line of ids per corpus entry, special
-tokens added) and OUT_DIR/NAME/decoded.bin (decode(ids) of each line).
+Writes OUT_DIR/corpus.bin and, per tokenizer NAME: OUT_DIR/NAME/tokenizer.json, OUT_DIR/NAME/ids.txt
+(one line of ids per corpus entry, special tokens added), OUT_DIR/NAME/decoded.bin (decode(ids) of
+each line) and OUT_DIR/NAME/decoded_half.bin (decode of the first half of each line's ids, special
+tokens skipped: cut byte-fallback characters and lone word starts).
 .bin files are records "<byte length>\n<bytes>\n".
 """
 import json
@@ -12,7 +21,8 @@ import os
 import random
 import sys
 
-from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+from tokenizers import (AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors,
+                        trainers)
 
 LLAMA3_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
                   r"|\s*[\r\n]+|\s+(?!\S)|\s+")
@@ -117,13 +127,136 @@ def unk(lines):
     return tok
 
 
+QWEN2_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                 r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+BYTE_TOKENS = ["<0x%02X>" % b for b in range(256)]
+SPM = "\u2581"  # sentencepiece's word marker
+
+
+def qwen2(lines):
+    tok = Tokenizer(models.BPE())
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(QWEN2_PATTERN), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tok.decoder = decoders.ByteLevel()
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    train(tok, lines, 3000, ["<|endoftext|>", "<|im_start|>", "<|im_end|>"])
+    return tok
+
+
+def sentencepiece_bpe(lines, specials, train_pre_tokenizer, vocab_size=2500):
+    """A sentencepiece-like BPE vocabulary: special tokens first, then the 256 <0xXX> byte tokens
+    (ordinary vocabulary entries, not added tokens), word pieces starting with U+2581."""
+    tok = Tokenizer(models.BPE(unk_token="<unk>", fuse_unk=True, byte_fallback=True))
+    tok.pre_tokenizer = train_pre_tokenizer
+    tok.train_from_iterator(lines, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials + BYTE_TOKENS,
+                                                       limit_alphabet=120, show_progress=False))
+    return tok
+
+
+def reshape(tok, edit):
+    """`tok` saved, its JSON changed by `edit`, and loaded again (parts the Python API cannot set
+    after training, such as byte tokens that are vocabulary rather than added tokens)."""
+    spec = json.loads(tok.to_str())
+    spec["added_tokens"] = [t for t in spec["added_tokens"] if t["content"] not in BYTE_TOKENS]
+    edit(spec)
+    return Tokenizer.from_str(json.dumps(spec, ensure_ascii=False))
+
+
+def spm_template(tok, bos):
+    return processors.TemplateProcessing(single=bos + " $A", pair=bos + " $A " + bos + " $B",
+                                         special_tokens=[(bos, tok.token_to_id(bos))])
+
+
+def llama_decoder(strip):
+    steps = [decoders.Replace(SPM, " "), decoders.ByteFallback(), decoders.Fuse()]
+    return decoders.Sequence(steps + [decoders.Strip(content=" ", left=1, right=0)] if strip else steps)
+
+
+def llama2(lines):
+    # transformers' LlamaConverter with legacy=True: no pre-tokenizer, the whole text one word.
+    tok = sentencepiece_bpe(lines, ["<unk>", "<s>", "</s>"], pre_tokenizers.Metaspace(prepend_scheme="always"))
+    tok = reshape(tok, lambda s: s.update(pre_tokenizer=None))
+    tok.normalizer = normalizers.Sequence([normalizers.Prepend(SPM), normalizers.Replace(" ", SPM)])
+    tok.decoder = llama_decoder(strip=True)
+    tok.post_processor = spm_template(tok, "<s>")
+    return tok
+
+
+def mistral(lines):
+    # LlamaConverter with legacy=False (Mistral v0.3, newer Llama 2 files): Metaspace, prefix on
+    # the first piece only, no split; control tokens as special added tokens.
+    tok = sentencepiece_bpe(lines, ["<unk>", "<s>", "</s>", "[INST]", "[/INST]"],
+                            pre_tokenizers.Metaspace(prepend_scheme="first"))
+    tok = reshape(tok, lambda s: s.update(pre_tokenizer=None))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement=SPM, prepend_scheme="first", split=False)
+    tok.decoder = llama_decoder(strip=True)
+    tok.post_processor = spm_template(tok, "<s>")
+    return tok
+
+
+def gemma(lines):
+    # GemmaConverter: spaces replaced by the normalizer, a Split on " " merged with the previous
+    # piece (it finds no space left), no prefix.
+    tok = sentencepiece_bpe(lines, ["<pad>", "<eos>", "<bos>", "<unk>", "<start_of_turn>", "<end_of_turn>"],
+                            pre_tokenizers.Metaspace(prepend_scheme="never"))
+    tok = reshape(tok, lambda s: s.update(pre_tokenizer=None))
+    tok.normalizer = normalizers.Replace(" ", SPM)
+    tok.pre_tokenizer = pre_tokenizers.Split(" ", behavior="merged_with_previous")
+    tok.decoder = llama_decoder(strip=False)
+    tok.post_processor = spm_template(tok, "<bos>")
+    return tok
+
+
+def nfkc_lower(lines):
+    tok = Tokenizer(models.BPE())
+    tok.normalizer = normalizers.Sequence([normalizers.Strip(left=True, right=True), normalizers.NFKC(),
+                                           normalizers.Lowercase(), normalizers.Replace(Regex(r"[0-9]+"), "#")])
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    train(tok, lines, 1500, ["<|endoftext|>"])
+    # A normalized added token is looked for in lowercased text; a raw one in the text as it is.
+    tok.add_tokens([AddedToken("ShardKit", normalized=True, special=False),
+                    AddedToken("<tool>", normalized=False, special=False)])
+    return tok
+
+
+def nfd_metaspace(lines):
+    tok = Tokenizer(models.BPE(unk_token="<unk>"))
+    tok.normalizer = normalizers.NFD()
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement=SPM, prepend_scheme="always", split=True)
+    tok.decoder = decoders.Metaspace(replacement=SPM, prepend_scheme="always", split=True)
+    tok.train_from_iterator(lines, trainers.BpeTrainer(vocab_size=1500, special_tokens=["<unk>", "</s>"],
+                                                       limit_alphabet=200, show_progress=False))
+    return tok
+
+
+def splits(lines):
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(r"\p{N}"), behavior="contiguous"),
+        pre_tokenizers.Split(" ", behavior="merged_with_next"),
+        pre_tokenizers.Split(Regex(r"[.,!?]"), behavior="merged_with_previous"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tok.decoder = decoders.ByteLevel()
+    train(tok, lines, 1500, ["<|endoftext|>"])
+    return tok
+
+
+FAMILIES = (("gpt2", gpt2), ("llama3", llama3), ("gpt2_prefix", gpt2_prefix), ("unk", unk), ("qwen2", qwen2),
+            ("llama2", llama2), ("mistral", mistral), ("gemma", gemma), ("nfkc_lower", nfkc_lower),
+            ("nfd_metaspace", nfd_metaspace), ("splits", splits))
+
+
 def main():
     out = sys.argv[1]
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 10000
     os.makedirs(out, exist_ok=True)
-    lines = corpus(n, ["<|endoftext|>", "<|begin_of_text|>", "<|end_of_text|>"])
+    lines = corpus(n, ["<|endoftext|>", "<|begin_of_text|>", "<|end_of_text|>", "<s>", "</s>", "[INST]",
+                       "<|im_end|>", "<start_of_turn>", "ShardKit", "<tool>"])
     write_records(os.path.join(out, "corpus.bin"), lines)
-    for name, make in (("gpt2", gpt2), ("llama3", llama3), ("gpt2_prefix", gpt2_prefix), ("unk", unk)):
+    for name, make in FAMILIES:
         tok = make(lines)
         folder = os.path.join(out, name)
         os.makedirs(folder, exist_ok=True)
@@ -142,6 +275,8 @@ def main():
                 f.write(" ".join(map(str, e.ids)) + "\n")
         write_records(os.path.join(folder, "decoded.bin"),
                       tok.decode_batch([e.ids for e in encodings], skip_special_tokens=False))
+        write_records(os.path.join(folder, "decoded_half.bin"),
+                      tok.decode_batch([e.ids[:len(e.ids) // 2] for e in encodings], skip_special_tokens=True))
 
 
 if __name__ == "__main__":

@@ -4,15 +4,11 @@
 #include <algorithm>
 
 #include "byte_level.hpp"
+#include "normalizer.hpp"
 #include "regex.hpp"
 
 namespace shardkit::text {
 namespace {
-
-bool is_white_space(std::uint32_t c) {
-  return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
-         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
-}
 
 // Start of the last UTF-8 character of `s` (s non-empty).
 std::size_t last_char_start(std::string_view s) {
@@ -23,24 +19,27 @@ std::size_t last_char_start(std::string_view s) {
 
 }  // namespace
 
-AddedVocabulary::AddedVocabulary(std::vector<AddedToken> tokens)
+AddedVocabulary::AddedVocabulary(std::vector<AddedToken> tokens, const Normalizer* normalizer)
     : tokens_(std::move(tokens)),
       // Rust regex's \w: alphabetic, marks, decimal digits, connector punctuation, joiners.
       word_char_(std::make_unique<Regex>("^[\\p{L}\\p{Nl}\\p{M}\\p{Nd}\\p{Pc}\\x{200C}\\x{200D}]", "added tokens")) {
   raw_.by_first_byte.resize(256);
   normalized_.by_first_byte.resize(256);
+  match_.reserve(tokens_.size());
   for (std::size_t i = 0; i < tokens_.size(); ++i) {
     by_id_.emplace(tokens_[i].id, i);
     by_content_.emplace(tokens_[i].content, i);
-    if (tokens_[i].content.empty()) continue;
-    auto& set = tokens_[i].normalized ? normalized_ : raw_;
-    set.by_first_byte[static_cast<unsigned char>(tokens_[i].content[0])].push_back(i);
+    const bool normalized = tokens_[i].normalized;
+    match_.push_back(normalized && normalizer ? normalizer->normalize(tokens_[i].content) : tokens_[i].content);
+    if (match_[i].empty()) continue;
+    auto& set = normalized ? normalized_ : raw_;
+    set.by_first_byte[static_cast<unsigned char>(match_[i][0])].push_back(i);
     set.empty = false;
   }
   for (auto* set : {&raw_, &normalized_})
     for (auto& list : set->by_first_byte)
       std::stable_sort(list.begin(), list.end(), [&](std::size_t a, std::size_t b) {
-        return tokens_[a].content.size() > tokens_[b].content.size();
+        return match_[a].size() > match_[b].size();
       });
 }
 
@@ -56,14 +55,12 @@ const AddedToken* AddedVocabulary::by_content(std::string_view content) const {
   return it == by_content_.end() ? nullptr : &tokens_[it->second];
 }
 
-void AddedVocabulary::split(std::string_view text, std::vector<Segment>& out) const {
-  // Tokens with normalized=false are found in the raw text first; the others in what is left.
-  std::vector<Segment> first;
-  find(text, 0, raw_, first);
-  for (const auto& s : first) {
-    if (s.id >= 0) out.push_back(s);
-    else find(text.substr(s.begin, s.end - s.begin), s.begin, normalized_, out);
-  }
+void AddedVocabulary::split_raw(std::string_view text, std::vector<Segment>& out) const {
+  find(text, 0, raw_, out);
+}
+
+void AddedVocabulary::split_normalized(std::string_view text, std::vector<Segment>& out) const {
+  find(text, 0, normalized_, out);
 }
 
 void AddedVocabulary::find(std::string_view text, std::size_t base, const Set& set, std::vector<Segment>& out) const {
@@ -81,7 +78,7 @@ void AddedVocabulary::find(std::string_view text, std::size_t base, const Set& s
   while (pos < text.size()) {
     const AddedToken* hit = nullptr;
     for (const auto i : set.by_first_byte[static_cast<unsigned char>(text[pos])])
-      if (text.compare(pos, tokens_[i].content.size(), tokens_[i].content) == 0) {
+      if (text.compare(pos, match_[i].size(), match_[i]) == 0) {
         hit = &tokens_[i];
         break;
       }
@@ -89,7 +86,7 @@ void AddedVocabulary::find(std::string_view text, std::size_t base, const Set& s
       ++pos;
       continue;
     }
-    std::size_t start = pos, stop = pos + hit->content.size();
+    std::size_t start = pos, stop = pos + match_[static_cast<std::size_t>(hit - tokens_.data())].size();
     pos = stop;
     if (hit->single_word) {
       const auto before = start > 0 ? last_char_start(text.substr(0, start)) : 0;

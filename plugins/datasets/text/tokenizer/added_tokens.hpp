@@ -29,19 +29,29 @@ struct Segment {
 };
 
 class Regex;
+class Normalizer;
 
 /// The added vocabulary: finds its tokens in text leftmost-longest first, as tokenizers does.
 class AddedVocabulary {
  public:
-  explicit AddedVocabulary(std::vector<AddedToken> tokens);
+  /// `normalizer` (may be nullptr) normalizes the content of the tokens with normalized=true,
+  /// as they are looked for in normalized text.
+  AddedVocabulary(std::vector<AddedToken> tokens, const Normalizer* normalizer);
   ~AddedVocabulary();
 
-  /// Splits `text` into segments covering it in order.
-  void split(std::string_view text, std::vector<Segment>& out) const;
+  /// Splits raw `text` at the tokens with normalized=false: segments covering it in order.
+  void split_raw(std::string_view text, std::vector<Segment>& out) const;
+  /// Splits normalized `text` at the tokens with normalized=true.
+  void split_normalized(std::string_view text, std::vector<Segment>& out) const;
   /// The added token with this id, or nullptr.
   const AddedToken* by_id(std::uint32_t id) const;
   /// The added token with this content, or nullptr.
   const AddedToken* by_content(std::string_view content) const;
+  /// The string decoding starts from for `token` (one of tokens()): its content, normalized when
+  /// normalized=true, as tokenizers hands it to the decoder.
+  const std::string& decoding_form(const AddedToken& token) const {
+    return match_[static_cast<std::size_t>(&token - tokens_.data())];
+  }
   /// Every added token, in tokenizer.json's order.
   const std::vector<AddedToken>& tokens() const { return tokens_; }
 
@@ -53,6 +63,7 @@ class AddedVocabulary {
   void find(std::string_view text, std::size_t base, const Set& set, std::vector<Segment>& out) const;
 
   std::vector<AddedToken> tokens_;
+  std::vector<std::string> match_;  // what each token is looked for as: its content, normalized when normalized=true
   std::unordered_map<std::uint32_t, std::size_t> by_id_;
   std::unordered_map<std::string_view, std::size_t> by_content_;
   Set raw_, normalized_;

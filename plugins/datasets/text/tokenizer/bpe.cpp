@@ -59,6 +59,14 @@ Bpe::Bpe(TokenMap vocab, const std::vector<std::pair<std::string, std::string>>&
                         (ia == vocab_.end() ? a : ib == vocab_.end() ? b : merged) + ") that is not in the vocabulary");
     merges_[pair_key(ia->second, ib->second)] = {static_cast<std::uint32_t>(rank), im->second};
   }
+  if (settings_.byte_fallback) {
+    byte_ids_.assign(256, -1);
+    static const char* const kHex = "0123456789ABCDEF";
+    for (int b = 0; b < 256; ++b) {
+      const std::string name{'<', '0', 'x', kHex[b >> 4], kHex[b & 15], '>'};
+      if (const auto it = vocab_.find(name); it != vocab_.end()) byte_ids_[b] = it->second;
+    }
+  }
   if (settings_.unk_token) {
     const auto it = vocab_.find(*settings_.unk_token);
     if (it == vocab_.end())
@@ -104,12 +112,24 @@ void Bpe::tokenize(std::string_view word, std::vector<std::uint32_t>& out) const
   shard.words.emplace(std::string(word), std::vector<std::uint32_t>(out.begin() + first, out.end()));
 }
 
+bool Bpe::byte_fallback_ids(std::string_view piece, std::vector<std::uint32_t>& ids) const {
+  if (byte_ids_.empty()) return false;
+  ids.clear();
+  for (const char c : piece) {
+    const auto id = byte_ids_[static_cast<unsigned char>(c)];
+    if (id < 0) return false;
+    ids.push_back(static_cast<std::uint32_t>(id));
+  }
+  return true;
+}
+
 void Bpe::merge_word(std::string_view word, std::vector<std::uint32_t>& out) const {
   std::vector<Symbol> symbols;
   symbols.reserve(word.size());
   // A pending run of unknown characters: its byte length (0 = none).
   std::size_t unk_len = 0;
   std::string piece;
+  std::vector<std::uint32_t> fallback;
   const auto add = [&](std::uint32_t id, std::size_t len) {
     const int pos = static_cast<int>(symbols.size());
     symbols.push_back({id, pos - 1, pos + 1, len});
@@ -125,6 +145,9 @@ void Bpe::merge_word(std::string_view word, std::vector<std::uint32_t>& out) con
       if (unk_len) add(*unk_id_, unk_len);
       unk_len = 0;
       add(it->second, end - at);
+    } else if (byte_fallback_ids(piece, fallback)) {
+      // Every byte as its <0xXX> token; as tokenizers, a pending unknown run stays pending.
+      for (const auto id : fallback) add(id, 1);
     } else if (unk_id_) {
       if (unk_len && !settings_.fuse_unk) {
         add(*unk_id_, unk_len);

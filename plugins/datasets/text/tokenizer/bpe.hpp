@@ -27,6 +27,7 @@ struct BpeSettings {
   std::string end_of_word_suffix;                 ///< "" when null
   bool fuse_unk = false;                          ///< consecutive unknowns become one unk
   bool ignore_merges = false;                     ///< a pre-token in the vocabulary is one token
+  bool byte_fallback = false;                     ///< a character not in the vocabulary becomes <0xXX> tokens
 };
 
 /// Byte-pair encoding as Hugging Face tokenizers applies it: lowest merge rank first, leftmost
@@ -46,17 +47,24 @@ class Bpe {
   const std::string* id_to_token(std::uint32_t id) const;
   /// Number of entries in the vocabulary.
   std::size_t vocab_size() const { return vocab_.size(); }
+  /// The id of unk_token, when there is one.
+  std::optional<std::uint32_t> unk_id() const { return unk_id_; }
+  /// Whether characters outside the vocabulary become <0xXX> tokens.
+  bool byte_fallback() const { return settings_.byte_fallback; }
   /// One more than the largest id in the vocabulary.
   std::size_t id_limit() const { return by_id_.size(); }
 
  private:
   void merge_word(std::string_view word, std::vector<std::uint32_t>& out) const;
+  /// With byte_fallback: the <0xXX> ids of `piece`'s bytes into `ids`; false when off or one is missing.
+  bool byte_fallback_ids(std::string_view piece, std::vector<std::uint32_t>& ids) const;
 
   TokenMap vocab_;
   std::vector<const std::string*> by_id_;
   std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> merges_;  // pair -> (rank, new id)
   BpeSettings settings_;
   std::optional<std::uint32_t> unk_id_;
+  std::vector<std::int64_t> byte_ids_;  // byte_fallback: the id of "<0xXX>" per byte value, -1 when absent
   struct Cache;
   std::unique_ptr<Cache> cache_;
 };

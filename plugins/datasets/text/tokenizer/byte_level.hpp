@@ -19,6 +19,12 @@ int byte_of_code_point(std::uint32_t code_point);
 /// Invalid sequences yield U+FFFD and advance by one byte.
 std::uint32_t next_code_point(std::string_view text, std::size_t& at);
 
+/// Whether `c` has the Unicode White_Space property (Rust's char::is_whitespace).
+inline bool is_white_space(std::uint32_t c) {
+  return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
+}
+
 /// Whether `text` is valid UTF-8; when not, `bad_at` is the offset of the first bad byte.
 bool valid_utf8(std::string_view text, std::size_t& bad_at);
 

@@ -7,6 +7,8 @@
 #include "added_tokens.hpp"
 #include "bpe.hpp"
 #include "byte_level.hpp"
+#include "decoder.hpp"
+#include "normalizer.hpp"
 #include "pre_tokenizer.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/files.hpp"
@@ -80,12 +82,44 @@ std::size_t Tokenizer::vocab_size() const {
   return n;
 }
 
-void Tokenizer::encode_text(std::string_view text, std::vector<std::uint32_t>& out) const {
+void Tokenizer::encode_text(std::string_view text, bool at_start, std::vector<std::uint32_t>& out) const {
   thread_local std::vector<std::string> pieces;
   pieces.clear();
   pieces.emplace_back(text);
-  if (parts_.pre_tokenizer) parts_.pre_tokenizer->apply(pieces);
+  if (parts_.pre_tokenizer) parts_.pre_tokenizer->apply(pieces, at_start);
   for (const auto& p : pieces) parts_.model->tokenize(p, out);
+}
+
+template <class Piece, class Added>
+void Tokenizer::split_text(std::string_view text, const Piece& piece, const Added& added) const {
+  // As tokenizers: added tokens with normalized=false are found in the raw text; each part
+  // between them is normalized, and the tokens with normalized=true are found in that.
+  std::vector<Segment> raw, inner;
+  parts_.added->split_raw(text, raw);
+  NormalizedText normalized;
+  for (const auto& s : raw) {
+    if (s.id >= 0) {
+      added(static_cast<std::uint32_t>(s.id), s.end);
+      continue;
+    }
+    const auto part = text.substr(s.begin, s.end - s.begin);
+    const NormalizedText* alignment = nullptr;
+    std::string_view view = part;
+    if (parts_.normalizer) {
+      normalized = NormalizedText::of(part);
+      parts_.normalizer->apply(normalized);
+      alignment = &normalized;
+      view = normalized.text;
+    }
+    // Where normalized offset `at` of this part ends in `text`.
+    const auto original = [&](std::size_t at) { return s.begin + (alignment ? alignment->original_end(at) : at); };
+    inner.clear();
+    parts_.added->split_normalized(view, inner);
+    for (const auto& n : inner) {
+      if (n.id >= 0) added(static_cast<std::uint32_t>(n.id), original(n.end));
+      else piece(view.substr(n.begin, n.end - n.begin), s.begin == 0 && n.begin == 0, n.begin, original);
+    }
+  }
 }
 
 void Tokenizer::encode(std::string_view text, bool add_special_tokens, std::vector<std::uint32_t>& out) const {
@@ -93,12 +127,10 @@ void Tokenizer::encode(std::string_view text, bool add_special_tokens, std::vect
   if (!valid_utf8(text, bad))
     throw FormatError("the text is not valid UTF-8 (byte " + std::to_string(bad) + ")");
   if (add_special_tokens) out.insert(out.end(), parts_.prefix_ids.begin(), parts_.prefix_ids.end());
-  std::vector<Segment> segments;
-  parts_.added->split(text, segments);
-  for (const auto& s : segments) {
-    if (s.id >= 0) out.push_back(static_cast<std::uint32_t>(s.id));
-    else encode_text(text.substr(s.begin, s.end - s.begin), out);
-  }
+  split_text(
+      text,
+      [&](std::string_view piece, bool at_start, std::size_t, const auto&) { encode_text(piece, at_start, out); },
+      [&](std::uint32_t id, std::size_t) { out.push_back(id); });
   if (add_special_tokens) out.insert(out.end(), parts_.suffix_ids.begin(), parts_.suffix_ids.end());
 }
 
@@ -114,74 +146,107 @@ void Tokenizer::encode_with_offsets(std::string_view text, std::vector<std::uint
   if (!valid_utf8(text, bad))
     throw FormatError("the text is not valid UTF-8 (byte " + std::to_string(bad) + ")");
   const bool byte_level = parts_.pre_tokenizer && parts_.pre_tokenizer->byte_level();
-  std::vector<Segment> segments;
-  parts_.added->split(text, segments);
+  const auto metaspace = parts_.pre_tokenizer ? parts_.pre_tokenizer->metaspace_replacement() : std::string();
   std::string bytes;
-  for (const auto& s : segments) {
-    if (s.id >= 0) {
-      ids.push_back(static_cast<std::uint32_t>(s.id));
-      ends.push_back(s.end);
-      continue;
-    }
-    const auto first = ids.size();
-    encode_text(text.substr(s.begin, s.end - s.begin), ids);
-    // Each token's bytes (a byte-level token's characters stand for one byte each) are matched
-    // against the text in order; a space the pre-tokenizer added (add_prefix_space) matches nothing.
-    std::size_t at = s.begin;
-    for (auto i = first; i < ids.size(); ++i) {
-      const auto* token = parts_.model->id_to_token(ids[i]);
-      bytes.clear();
-      if (token && byte_level) {
-        for (std::size_t c = 0; c < token->size();) {
-          const int b = byte_of_code_point(next_code_point(*token, c));
-          if (b >= 0) bytes += static_cast<char>(b);
+  // The bytes of the normalized text a token stands for: byte-level stand-ins as their bytes,
+  // <0xXX> fallback tokens as their byte, Metaspace's replacement character as the space it was.
+  const auto token_bytes = [&](const std::string& token) {
+    bytes.clear();
+    if (byte_level) {
+      for (std::size_t c = 0; c < token.size();) {
+        const int b = byte_of_code_point(next_code_point(token, c));
+        if (b >= 0) bytes += static_cast<char>(b);
+      }
+    } else if (const int b = byte_fallback_value(token); b >= 0 && parts_.model->byte_fallback()) {
+      bytes += static_cast<char>(b);
+    } else if (!metaspace.empty()) {
+      for (std::size_t at = 0; at < token.size();) {
+        if (token.compare(at, metaspace.size(), metaspace) == 0) {
+          bytes += ' ';
+          at += metaspace.size();
+        } else {
+          bytes += token[at++];
         }
-      } else if (token) {
-        bytes = *token;
       }
-      for (const char b : bytes) {
-        if (at < s.end && text[at] == b) ++at;
-        else if (b != ' ' && at < s.end) ++at;
-      }
-      ends.push_back(at);
+    } else {
+      bytes = token;
     }
-    if (ids.size() > first) ends.back() = s.end;
-  }
+  };
+  split_text(
+      text,
+      [&](std::string_view piece, bool at_start, std::size_t offset, const auto& original) {
+        const auto first = ids.size();
+        encode_text(piece, at_start, ids);
+        // Each token's bytes are matched against the piece in order; a space the pre-tokenizer
+        // added (add_prefix_space, Metaspace's prepend) matches nothing.
+        std::size_t at = 0;
+        const auto unk = parts_.model->unk_id();
+        for (auto i = first; i < ids.size(); ++i) {
+          if (unk && ids[i] == *unk) {
+            // An unknown run covers the text up to where the next token's text is found (at least
+            // one character; only that when the next token is unknown too).
+            std::size_t after = std::min(at, piece.size());
+            if (after < piece.size()) next_code_point(piece, after);
+            const auto* next = i + 1 < ids.size() ? parts_.model->id_to_token(ids[i + 1]) : nullptr;
+            if (i + 1 == ids.size()) {
+              at = piece.size();
+            } else if (next && ids[i + 1] != *unk) {
+              token_bytes(*next);
+              const auto start = bytes.find_first_not_of(' ');
+              const auto found = start == std::string::npos ? after : piece.find(bytes.substr(start), after);
+              at = found == std::string_view::npos ? piece.size() : found;
+            } else {
+              at = after;
+            }
+            ends.push_back(original(offset + at));
+            continue;
+          }
+          if (const auto* token = parts_.model->id_to_token(ids[i])) token_bytes(*token);
+          else bytes.clear();
+          // White space a Split removed belongs to no token: a token that starts with none skips
+          // to where it starts.
+          constexpr std::string_view kSpace = " \t\n\r\f\v";
+          if (!bytes.empty() && kSpace.find(bytes[0]) == std::string_view::npos)
+            while (at < piece.size() && kSpace.find(piece[at]) != std::string_view::npos) ++at;
+          for (const char b : bytes) {
+            if (at < piece.size() && piece[at] == b) ++at;
+            else if (b != ' ' && at < piece.size()) ++at;
+          }
+          ends.push_back(original(offset + at));
+        }
+        if (ids.size() > first) ends.back() = original(offset + piece.size());
+      },
+      [&](std::uint32_t id, std::size_t end) {
+        ids.push_back(id);
+        ends.push_back(end);
+      });
 }
 
 std::string Tokenizer::decode(const std::vector<std::uint32_t>& ids, bool skip_special_tokens) const {
-  if (parts_.decoder != "ByteLevel")
-    throw FormatError(source_ + ": decoder '" + (parts_.decoder.empty() ? "null" : parts_.decoder) +
-                      "' is not supported for decoding (supported: ByteLevel)");
-  // Model tokens go through the byte-level decoder; added tokens are copied as they are.
-  std::string bytes, text;
-  const auto flush = [&] {
-    text += utf8_lossy(bytes);
-    bytes.clear();
-  };
+  if (!parts_.decoder_missing.empty())
+    throw FormatError(source_ + ": decoder '" + parts_.decoder_missing +
+                      "' is not supported for decoding (supported: ByteLevel, ByteFallback, Fuse, Strip, Replace, "
+                      "Metaspace, Sequence, null)");
+  // As tokenizers: every token's string goes through the decoder, added tokens too (in their
+  // normalized form when they are matched normalized).
+  std::vector<std::string> tokens;
+  tokens.reserve(ids.size());
   for (const auto id : ids) {
     if (const auto* added = parts_.added->by_id(id)) {
-      if (skip_special_tokens && added->special) continue;
-      flush();
-      text += added->content;
+      if (!(skip_special_tokens && added->special)) tokens.push_back(parts_.added->decoding_form(*added));
       continue;
     }
     const auto* token = parts_.model->id_to_token(id);
     if (!token) throw FormatError(source_ + ": decode: id " + std::to_string(id) + " is not in the vocabulary");
-    // A token whose characters are all byte stand-ins becomes those bytes; any other is kept as it is.
-    std::string own;
-    bool all = true;
-    for (std::size_t at = 0; at < token->size();) {
-      const int b = byte_of_code_point(next_code_point(*token, at));
-      if (b < 0) {
-        all = false;
-        break;
-      }
-      own += static_cast<char>(b);
-    }
-    bytes += all ? own : *token;
+    tokens.push_back(*token);
   }
-  flush();
+  std::string text;
+  if (!parts_.decoder) {
+    for (std::size_t i = 0; i < tokens.size(); ++i) text += (i ? " " : "") + tokens[i];
+    return text;
+  }
+  parts_.decoder->apply(tokens);
+  for (const auto& t : tokens) text += t;
   return text;
 }
 

@@ -1,4 +1,5 @@
-// A Hugging Face tokenizer.json (byte-level BPE, as GPT-2 and Llama 3 use) in C++: encode and decode.
+// A Hugging Face tokenizer.json (BPE: byte-level as GPT-2, Llama 3 and Qwen2 use, or with byte
+// fallback as Llama 2, Mistral and Gemma use) in C++: encode and decode.
 #pragma once
 
 #include <cstdint>
@@ -11,17 +12,21 @@
 namespace shardkit::text {
 
 class Bpe;
+class Normalizer;
 class PreTokenizer;
+class Decoder;
 class AddedVocabulary;
 
 /// What tokenizer.json's parts become once read (see tokenizer_json.cpp).
 struct TokenizerParts {
   std::unique_ptr<Bpe> model;
+  std::unique_ptr<Normalizer> normalizer;       ///< nullptr when null
   std::unique_ptr<PreTokenizer> pre_tokenizer;  ///< nullptr when null
   std::unique_ptr<AddedVocabulary> added;
   std::vector<std::uint32_t> prefix_ids;  ///< the single-sequence template's ids before $A
   std::vector<std::uint32_t> suffix_ids;  ///< ... and after it
-  std::string decoder;                    ///< "ByteLevel", "" (null), or the unsupported type's name
+  std::unique_ptr<Decoder> decoder;       ///< nullptr when null (tokens joined with spaces)
+  std::string decoder_missing;            ///< the decoder type (or step) not supported, "" when all are
   std::optional<std::uint32_t> pad_id;    ///< tokenizer.json's padding.pad_id, when set
   ~TokenizerParts();
   TokenizerParts();
@@ -29,7 +34,8 @@ struct TokenizerParts {
 };
 
 /// Reads tokenizer.json's text. Unsupported features (another model, a normalizer, a
-/// pre-tokenizer or post-processor tokenizers has but this does not) are one ConfigError naming
+/// pre-tokenizer or post-processor tokenizers has but this does not; an unsupported decoder
+/// only fails decode()) are one ConfigError naming
 /// `source` and, for every such part, the field and what is supported; a malformed file is a
 /// FormatError.
 TokenizerParts parse_tokenizer_json(const std::string& json_text, const std::string& source);
@@ -56,7 +62,7 @@ class Tokenizer {
   /// ends (tokenizers' offsets, in bytes): id i covers [ends[i - 1], ends[i]) (0 for i = 0).
   void encode_with_offsets(std::string_view text, std::vector<std::uint32_t>& ids, std::vector<std::size_t>& ends) const;
   /// The text of `ids`; special tokens are left out when `skip_special_tokens`.
-  /// Throws FormatError for an unknown id or a decoder other than ByteLevel.
+  /// Throws FormatError for an unknown id or a decoder type that is not supported.
   std::string decode(const std::vector<std::uint32_t>& ids, bool skip_special_tokens = false) const;
 
   /// Beginning-of-sequence id: tokenizer_config.json's bos_token, else the first token the
@@ -77,7 +83,12 @@ class Tokenizer {
  private:
   Tokenizer(TokenizerParts parts, std::string source);
   void apply_config(const std::string& config_text, const std::string& config_path);
-  void encode_text(std::string_view text, std::vector<std::uint32_t>& out) const;
+  /// The ids of one piece of normalized text between added tokens; `at_start`: it begins the input.
+  void encode_text(std::string_view text, bool at_start, std::vector<std::uint32_t>& out) const;
+  /// Calls `piece(normalized, segment)` for each part of `text` between added tokens, in order,
+  /// and `added(id, begin, end)` for each added token (offsets in `text`).
+  template <class Piece, class Added>
+  void split_text(std::string_view text, const Piece& piece, const Added& added) const;
 
   TokenizerParts parts_;
   std::string source_;

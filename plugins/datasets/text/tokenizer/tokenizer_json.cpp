@@ -7,6 +7,9 @@
 
 #include "added_tokens.hpp"
 #include "bpe.hpp"
+#include "byte_level.hpp"
+#include "decoder.hpp"
+#include "normalizer.hpp"
 #include "pre_tokenizer.hpp"
 #include "shardkit/error.hpp"
 #include "tokenizer.hpp"
@@ -28,6 +31,42 @@ bool flag(const json::object& o, const char* key, bool fallback) {
 std::string string_or_empty(const json::object& o, const char* key) {
   const auto* v = o.if_contains(key);
   return v && v->is_string() ? std::string(v->as_string()) : "";
+}
+
+/// A pattern object {"Regex": "..."} or {"String": "..."} as a regex; `what` names its owner.
+std::string read_pattern(const json::value* pattern, const std::string& source, const std::string& what) {
+  if (pattern && pattern->is_object()) {
+    const auto& p = pattern->as_object();
+    if (const auto* r = p.if_contains("Regex"); r && r->is_string()) return std::string(r->as_string());
+    if (const auto* l = p.if_contains("String"); l && l->is_string()) return escape_regex(std::string(l->as_string()));
+  }
+  throw FormatError(source + ": " + what + " without a {\"Regex\": ...} or {\"String\": ...} pattern");
+}
+
+/// A one-character string field (Metaspace's replacement, Strip's content) as its code point.
+std::uint32_t read_char(const json::object& o, const char* key, const std::string& source, const std::string& what) {
+  const auto s = string_or_empty(o, key);
+  std::size_t at = 0;
+  const auto c = s.empty() ? 0 : next_code_point(s, at);
+  if (s.empty() || at != s.size())
+    throw FormatError(source + ": " + what + "'s '" + key + "' must be one character, not '" + s + "'");
+  return c;
+}
+
+/// Metaspace's prepend_scheme, with the older add_prefix_space field read as tokenizers reads it.
+PrependScheme read_prepend_scheme(const json::object& o, const std::string& source) {
+  const auto scheme = string_or_empty(o, "prepend_scheme");
+  PrependScheme result = PrependScheme::Always;
+  if (scheme == "first") result = PrependScheme::First;
+  else if (scheme == "never") result = PrependScheme::Never;
+  else if (!scheme.empty() && scheme != "always")
+    throw FormatError(source + ": Metaspace prepend_scheme '" + scheme + "' is none of always, first, never");
+  if (!flag(o, "add_prefix_space", true)) {
+    if (!scheme.empty() && result != PrependScheme::Never)
+      throw FormatError(source + ": Metaspace add_prefix_space=false does not match prepend_scheme '" + scheme + "'");
+    result = PrependScheme::Never;
+  }
+  return result;
 }
 
 /// The parts of a tokenizer.json this implementation lacks, gathered while reading so that one
@@ -60,9 +99,6 @@ class Unsupported {
 std::unique_ptr<Bpe> read_model(const json::object& m, const std::string& source, Unsupported& unsupported) {
   const auto type = type_of(m);
   if (!type.empty() && type != "BPE") unsupported.add("model type", type, "BPE");
-  if (flag(m, "byte_fallback", false))
-    unsupported.add("model.byte_fallback=true (a sentencepiece-style tokenizer such as Llama 2's) is not supported; "
-                    "byte-level BPE tokenizers (GPT-2, Llama 3) are");
   if (const auto* d = m.if_contains("dropout"); d && !d->is_null() && d->to_number<double>() != 0.0)
     unsupported.add("model.dropout is set; BPE dropout is for training tokenizers and is not supported");
   if (!type.empty() && type != "BPE") return nullptr;  // another model's vocab has another form
@@ -99,6 +135,7 @@ std::unique_ptr<Bpe> read_model(const json::object& m, const std::string& source
   settings.end_of_word_suffix = string_or_empty(m, "end_of_word_suffix");
   settings.fuse_unk = flag(m, "fuse_unk", false);
   settings.ignore_merges = flag(m, "ignore_merges", false);
+  settings.byte_fallback = flag(m, "byte_fallback", false);
   return std::make_unique<Bpe>(std::move(tokens), pairs, std::move(settings), source);
 }
 
@@ -121,15 +158,13 @@ std::unique_ptr<PreTokenizer> read_pre_tokenizer(const json::value& v, const std
     const auto behavior = string_or_empty(o, "behavior");
     SplitBehavior b = SplitBehavior::Isolated;
     if (behavior == "Removed") b = SplitBehavior::Removed;
-    else if (behavior != "Isolated") unsupported.add("Split pre-tokenizer behavior", behavior, "Isolated, Removed");
-    const auto* pattern = o.if_contains("pattern");
-    std::string regex;
-    if (pattern && pattern->is_object() && pattern->as_object().contains("Regex"))
-      regex = std::string(pattern->as_object().at("Regex").as_string());
-    else if (pattern && pattern->is_object() && pattern->as_object().contains("String"))
-      regex = escape_regex(std::string(pattern->as_object().at("String").as_string()));
-    else
-      throw FormatError(source + ": Split pre-tokenizer without a {\"Regex\": ...} or {\"String\": ...} pattern");
+    else if (behavior == "MergedWithPrevious") b = SplitBehavior::MergedWithPrevious;
+    else if (behavior == "MergedWithNext") b = SplitBehavior::MergedWithNext;
+    else if (behavior == "Contiguous") b = SplitBehavior::Contiguous;
+    else if (behavior != "Isolated")
+      unsupported.add("Split pre-tokenizer behavior", behavior,
+                      "Isolated, Removed, MergedWithPrevious, MergedWithNext, Contiguous");
+    const auto regex = read_pattern(o.if_contains("pattern"), source, "Split pre-tokenizer");
     const auto what = source + " (Split pre-tokenizer)";
     try {
       return std::make_unique<SplitPreTokenizer>(regex, b, flag(o, "invert", false), what);
@@ -141,7 +176,78 @@ std::unique_ptr<PreTokenizer> read_pre_tokenizer(const json::value& v, const std
       return nullptr;
     }
   }
-  unsupported.add("pre_tokenizer type", type, "ByteLevel, Split, Sequence, null");
+  if (type == "Metaspace") {
+    std::string replacement;
+    append_utf8(read_char(o, "replacement", source, "Metaspace pre-tokenizer"), replacement);
+    return std::make_unique<MetaspacePreTokenizer>(replacement, read_prepend_scheme(o, source), flag(o, "split", true));
+  }
+  unsupported.add("pre_tokenizer type", type, "ByteLevel, Split, Metaspace, Sequence, null");
+  return nullptr;
+}
+
+/// The normalizer, or nullptr when null or not supported (recorded in `unsupported`).
+std::unique_ptr<Normalizer> read_normalizer(const json::value& v, const std::string& source, Unsupported& unsupported) {
+  if (v.is_null()) return nullptr;
+  const auto& o = v.as_object();
+  const auto type = type_of(o);
+  if (type == "NFC") return std::make_unique<UnicodeNormalizer>(UnicodeForm::NFC);
+  if (type == "NFD") return std::make_unique<UnicodeNormalizer>(UnicodeForm::NFD);
+  if (type == "NFKC") return std::make_unique<UnicodeNormalizer>(UnicodeForm::NFKC);
+  if (type == "NFKD") return std::make_unique<UnicodeNormalizer>(UnicodeForm::NFKD);
+  if (type == "Lowercase") return std::make_unique<LowercaseNormalizer>();
+  if (type == "Prepend") return std::make_unique<PrependNormalizer>(string_or_empty(o, "prepend"));
+  if (type == "Strip") return std::make_unique<StripNormalizer>(flag(o, "strip_left", true), flag(o, "strip_right", true));
+  if (type == "Replace") {
+    const auto regex = read_pattern(o.if_contains("pattern"), source, "Replace normalizer");
+    try {
+      return std::make_unique<ReplaceNormalizer>(regex, string_or_empty(o, "content"), source + " (Replace normalizer)");
+    } catch (const FormatError& e) {
+      unsupported.add(std::string("Replace normalizer: ") + e.what());
+      return nullptr;
+    }
+  }
+  if (type == "Sequence") {
+    std::vector<std::unique_ptr<Normalizer>> steps;
+    if (const auto* list = o.if_contains("normalizers"); list && list->is_array())
+      for (const auto& step : list->as_array())
+        if (auto n = read_normalizer(step, source, unsupported)) steps.push_back(std::move(n));
+    if (steps.empty()) return nullptr;
+    return std::make_unique<SequenceNormalizer>(std::move(steps));
+  }
+  unsupported.add("normalizer type", type, "NFC, NFD, NFKC, NFKD, Lowercase, Prepend, Replace, Strip, Sequence, null");
+  return nullptr;
+}
+
+/// The decoder, or nullptr when null. A type it lacks is not refused here (encoding does not
+/// need it): its name goes to `missing`, and decoding says so.
+std::unique_ptr<Decoder> read_decoder(const json::value& v, const std::string& source, std::string& missing) {
+  if (v.is_null()) return nullptr;
+  const auto& o = v.as_object();
+  const auto type = type_of(o);
+  if (type == "ByteLevel") return std::make_unique<ByteLevelDecoder>();
+  if (type == "ByteFallback") return std::make_unique<ByteFallbackDecoder>();
+  if (type == "Fuse") return std::make_unique<FuseDecoder>();
+  if (type == "Strip") {
+    const auto count = [&](const char* key) {
+      const auto* n = o.if_contains(key);
+      return n && n->is_int64() && n->as_int64() > 0 ? static_cast<std::size_t>(n->as_int64()) : std::size_t{0};
+    };
+    return std::make_unique<StripDecoder>(read_char(o, "content", source, "Strip decoder"), count("start"), count("stop"));
+  }
+  if (type == "Replace")
+    return std::make_unique<ReplaceDecoder>(read_pattern(o.if_contains("pattern"), source, "Replace decoder"),
+                                            string_or_empty(o, "content"), source + " (Replace decoder)");
+  if (type == "Metaspace")
+    return std::make_unique<MetaspaceDecoder>(read_char(o, "replacement", source, "Metaspace decoder"),
+                                              read_prepend_scheme(o, source) != PrependScheme::Never);
+  if (type == "Sequence") {
+    std::vector<std::unique_ptr<Decoder>> steps;
+    if (const auto* list = o.if_contains("decoders"); list && list->is_array())
+      for (const auto& step : list->as_array())
+        if (auto d = read_decoder(step, source, missing)) steps.push_back(std::move(d));
+    return std::make_unique<SequenceDecoder>(std::move(steps));
+  }
+  if (missing.empty()) missing = type;
   return nullptr;
 }
 
@@ -228,23 +334,21 @@ TokenizerParts parse_tokenizer_json(const std::string& json_text, const std::str
   const auto& o = root.as_object();
   try {
     Unsupported unsupported;
-    if (const auto* n = o.if_contains("normalizer"); n && !n->is_null()) {
-      const auto type = type_of(n->as_object());
-      const auto* list = n->as_object().if_contains("normalizers");
-      if (!(type == "Sequence" && list && list->is_array() && list->as_array().empty()))
-        unsupported.add("normalizer", type, "null (byte-level BPE tokenizers such as GPT-2's and Llama 3's have none)");
-    }
+    TokenizerParts parts;
+    if (const auto* n = o.if_contains("normalizer")) parts.normalizer = read_normalizer(*n, source, unsupported);
     const auto* model = o.if_contains("model");
     if (!model || !model->is_object()) throw FormatError(source + ": no 'model' object");
-    TokenizerParts parts;
     parts.model = read_model(model->as_object(), source, unsupported);
-    parts.added = std::make_unique<AddedVocabulary>(read_added_tokens(o.if_contains("added_tokens"), source));
+    parts.added = std::make_unique<AddedVocabulary>(read_added_tokens(o.if_contains("added_tokens"), source),
+                                                    parts.normalizer.get());
     if (const auto* p = o.if_contains("pre_tokenizer")) parts.pre_tokenizer = read_pre_tokenizer(*p, source, unsupported);
     if (const auto* p = o.if_contains("post_processor"))
       read_post_processor(*p, *parts.added, parts.model.get(), parts, source, unsupported);
     // Every part is read before any is refused, so that one error names them all.
     unsupported.throw_if_any(source);
-    if (const auto* d = o.if_contains("decoder"); d && !d->is_null()) parts.decoder = type_of(d->as_object());
+    if (const auto* d = o.if_contains("decoder")) {
+      parts.decoder = read_decoder(*d, source, parts.decoder_missing);
+    }
     if (const auto* pad = o.if_contains("padding"); pad && pad->is_object())
       if (const auto* id = pad->as_object().if_contains("pad_id"); id && id->is_int64())
         parts.pad_id = static_cast<std::uint32_t>(id->as_int64());
