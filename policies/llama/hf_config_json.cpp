@@ -1,6 +1,7 @@
-// transformers' LlamaConfig JSON for llama checkpoints.
+// transformers' config JSON for the checkpoints of the Llama-layout families.
 #include "hf_config_json.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <vector>
@@ -50,10 +51,10 @@ std::string token_ids(const Config& options, const std::string& name) {
 std::string hf_config_json(const LlamaConfig& c, const Config& options, const std::string& torch_dtype) {
   const auto b = [](bool v) { return std::string(v ? "true" : "false"); };
   const auto i = [](std::int64_t v) { return std::to_string(v); };
-  const std::vector<std::pair<std::string, std::string>> fields = {
-      {"architectures", "[\"LlamaForCausalLM\"]"},
-      {"model_type", "\"llama\""},
-      {"attention_bias", b(c.attention_bias)},
+  const auto& names = names_of(c.family);
+  std::vector<std::pair<std::string, std::string>> fields = {
+      {"architectures", "[\"" + std::string(names.architecture) + "\"]"},
+      {"model_type", "\"" + std::string(names.model_type) + "\""},
       {"attention_dropout", json_float(c.attention_dropout)},
       {"bos_token_id", token_ids(options, "bos_token_id")},
       {"eos_token_id", token_ids(options, "eos_token_id")},
@@ -63,12 +64,10 @@ std::string hf_config_json(const LlamaConfig& c, const Config& options, const st
       {"initializer_range", json_float(c.initializer_range)},
       {"intermediate_size", i(c.intermediate_size)},
       {"max_position_embeddings", i(c.max_position_embeddings)},
-      {"mlp_bias", b(c.mlp_bias)},
       {"num_attention_heads", i(c.num_attention_heads)},
       {"num_hidden_layers", i(c.num_hidden_layers)},
       {"num_key_value_heads", i(c.num_key_value_heads)},
       {"pad_token_id", token_ids(options, "pad_token_id")},
-      {"pretraining_tp", "1"},
       {"rms_norm_eps", json_float(c.rms_norm_eps)},
       {"rope_scaling", rope_scaling_json(c.rope)},
       {"rope_theta", json_float(c.rope.theta)},
@@ -77,6 +76,25 @@ std::string hf_config_json(const LlamaConfig& c, const Config& options, const st
       {"use_cache", "true"},
       {"vocab_size", i(c.vocab_size)},
   };
+  // Each family's own fields.
+  const auto window = c.sliding_window > 0 ? i(c.sliding_window) : std::string("null");
+  if (c.family == Family::Llama) {
+    fields.push_back({"attention_bias", b(c.attention_bias)});
+    fields.push_back({"mlp_bias", b(c.mlp_bias)});
+    fields.push_back({"pretraining_tp", "1"});
+  } else if (c.family == Family::Mistral) {
+    fields.push_back({"sliding_window", window});
+  } else {
+    if (c.family == Family::Qwen3) fields.push_back({"attention_bias", b(c.attention_bias)});
+    std::string types;
+    for (const bool sliding : c.sliding_layers)
+      types += std::string(types.empty() ? "" : ", ") + (sliding ? "\"sliding_attention\"" : "\"full_attention\"");
+    fields.push_back({"layer_types", "[" + types + "]"});
+    fields.push_back({"max_window_layers", i(c.max_window_layers)});
+    fields.push_back({"sliding_window", window});
+    fields.push_back({"use_sliding_window", b(c.use_sliding_window)});
+  }
+  std::sort(fields.begin() + 2, fields.end());  // architectures and model_type first, then by name
   std::string json = "{";
   for (std::size_t k = 0; k < fields.size(); ++k)
     json += std::string(k ? "," : "") + "\n  \"" + fields[k].first + "\": " + fields[k].second;

@@ -1,4 +1,4 @@
-// Llama's options read into LlamaConfig, with transformers' checks and defaults.
+// The options of the Llama-layout families read into LlamaConfig, with transformers' checks and defaults.
 #include "llama_config.hpp"
 
 #include <shardkit/config.hpp>
@@ -52,10 +52,56 @@ void parse_rope(const std::string& text, const std::string& option, RopeConfig& 
     throw ConfigError("--policy." + option + ": high_freq_factor must exceed low_freq_factor");
 }
 
+/// Which layers slide, as transformers decides: Mistral's all when sliding_window is set;
+/// Qwen2/Qwen3's by layer_types, else from max_window_layers on, when use_sliding_window is on.
+void resolve_sliding_layers(const Config& o, LlamaConfig& c) {
+  c.sliding_layers.assign(static_cast<std::size_t>(c.num_hidden_layers), false);
+  if (c.family == Family::Mistral) {
+    c.sliding_window = o.get_int("sliding_window");
+    if (c.sliding_window > 0) c.sliding_layers.assign(c.sliding_layers.size(), true);
+    return;
+  }
+  if (c.family != Family::Qwen2 && c.family != Family::Qwen3) return;
+  c.use_sliding_window = o.get_bool("use_sliding_window");
+  c.max_window_layers = o.get_int("max_window_layers");
+  c.sliding_window = c.use_sliding_window ? o.get_int("sliding_window") : 0;
+  const auto types = o.get_string("layer_types");
+  if (is_null(types)) {
+    for (std::int64_t i = c.max_window_layers; i < c.num_hidden_layers && c.sliding_window > 0; ++i)
+      c.sliding_layers[static_cast<std::size_t>(i)] = true;
+    return;
+  }
+  // A JSON list of "full_attention" / "sliding_attention", one per layer.
+  std::vector<std::string> list;
+  for (std::size_t at = types.find('"'); at != std::string::npos; at = types.find('"', at + 1)) {
+    const auto end = types.find('"', at + 1);
+    if (end == std::string::npos) break;
+    list.push_back(types.substr(at + 1, end - at - 1));
+    at = end;
+  }
+  if (list.size() != c.sliding_layers.size())
+    throw ConfigError("--policy.layer_types lists " + std::to_string(list.size()) + " layers; --policy.num_hidden_layers=" +
+                      std::to_string(c.num_hidden_layers) + " needs one entry per layer");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (list[i] != "full_attention" && list[i] != "sliding_attention")
+      throw ConfigError("--policy.layer_types: '" + list[i] + "' is neither full_attention nor sliding_attention");
+    c.sliding_layers[i] = list[i] == "sliding_attention" && c.sliding_window > 0;
+  }
+}
+
 }  // namespace
 
-LlamaConfig read_config(const Config& o) {
+const FamilyNames& names_of(Family family) {
+  static const FamilyNames names[] = {{"llama", "LlamaForCausalLM", "LlamaDecoderLayer"},
+                                      {"mistral", "MistralForCausalLM", "MistralDecoderLayer"},
+                                      {"qwen2", "Qwen2ForCausalLM", "Qwen2DecoderLayer"},
+                                      {"qwen3", "Qwen3ForCausalLM", "Qwen3DecoderLayer"}};
+  return names[static_cast<int>(family)];
+}
+
+LlamaConfig read_config(const Config& o, Family family) {
   LlamaConfig c;
+  c.family = family;
   c.vocab_size = o.get_int("vocab_size");
   c.hidden_size = o.get_int("hidden_size");
   c.intermediate_size = o.get_int("intermediate_size");
@@ -81,12 +127,16 @@ LlamaConfig read_config(const Config& o) {
   c.initializer_range = o.get_float("initializer_range");
   c.rms_norm_eps = o.get_float("rms_norm_eps");
   c.attention_dropout = o.get_float("attention_dropout");
-  c.attention_bias = o.get_bool("attention_bias");
-  c.mlp_bias = o.get_bool("mlp_bias");
+  // Options a family's table has (Mistral and Qwen2 have no attention_bias; only Llama mlp_bias).
+  if (o.has("attention_bias")) c.attention_bias = o.get_bool("attention_bias");
+  if (o.has("mlp_bias")) c.mlp_bias = o.get_bool("mlp_bias");
+  c.qkv_bias = c.attention_bias || family == Family::Qwen2;
+  c.qk_norm = family == Family::Qwen3;
   c.tie_word_embeddings = o.get_bool("tie_word_embeddings");
   c.rope.theta = o.get_float("rope_theta");
   if (const auto p = o.get_string("rope_parameters"); !is_null(p)) parse_rope(p, "rope_parameters", c.rope);
   else if (const auto s = o.get_string("rope_scaling"); !is_null(s)) parse_rope(s, "rope_scaling", c.rope);
+  resolve_sliding_layers(o, c);
   return c;
 }
 

@@ -1,6 +1,8 @@
-// Llama's modules: the computation of transformers' LlamaModel, reimplemented with LibTorch.
+// Llama's modules: the computation of transformers' LlamaModel (and MistralModel, Qwen2Model,
+// Qwen3Model), reimplemented with LibTorch.
 #include "llama_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -23,28 +25,43 @@ torch::Tensor LlamaRMSNormImpl::forward(const torch::Tensor& x) {
 
 LlamaAttentionImpl::LlamaAttentionImpl(const LlamaConfig& c) : c_(c) {
   const auto q = c.num_attention_heads * c.head_dim, kv = c.num_key_value_heads * c.head_dim;
-  const auto linear = [&](std::int64_t in, std::int64_t out) { return nn::LoraLinear(in, out, c.attention_bias); };
-  q_proj = register_module("q_proj", linear(c.hidden_size, q));
-  k_proj = register_module("k_proj", linear(c.hidden_size, kv));
-  v_proj = register_module("v_proj", linear(c.hidden_size, kv));
-  o_proj = register_module("o_proj", linear(q, c.hidden_size));
+  q_proj = register_module("q_proj", nn::LoraLinear(c.hidden_size, q, c.qkv_bias));
+  k_proj = register_module("k_proj", nn::LoraLinear(c.hidden_size, kv, c.qkv_bias));
+  v_proj = register_module("v_proj", nn::LoraLinear(c.hidden_size, kv, c.qkv_bias));
+  o_proj = register_module("o_proj", nn::LoraLinear(q, c.hidden_size, c.attention_bias));
+  if (c.qk_norm) {
+    q_norm = register_module("q_norm", LlamaRMSNorm(c.head_dim, c.rms_norm_eps));
+    k_norm = register_module("k_norm", LlamaRMSNorm(c.head_dim, c.rms_norm_eps));
+  }
 }
 
 torch::Tensor LlamaAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
                                           const torch::Tensor& mask) {
   const auto batch = x.size(0), seq = x.size(1);
-  const auto heads = [&](const torch::Tensor& t) { return t.view({batch, seq, -1, c_.head_dim}).transpose(1, 2); };
-  auto q = apply_rotary(heads(q_proj(x)), cos, sin);
-  auto k = apply_rotary(heads(k_proj(x)), cos, sin);
-  auto v = heads(v_proj(x));
+  // (B, heads, T, head_dim), each head normalized first where the family does (Qwen3).
+  const auto heads = [&](const torch::Tensor& t, LlamaRMSNorm& norm) {
+    const auto split = t.view({batch, seq, -1, c_.head_dim});
+    return (norm ? norm(split) : split).transpose(1, 2);
+  };
+  LlamaRMSNorm none{nullptr};
+  auto q = apply_rotary(heads(q_proj(x), q_norm), cos, sin);
+  auto k = apply_rotary(heads(k_proj(x), k_norm), cos, sin);
+  auto v = heads(v_proj(x), none);
   const auto groups = c_.num_attention_heads / c_.num_key_value_heads;
   if (groups > 1) {  // head h reads key/value head h / groups (transformers' repeat_kv)
     k = k.repeat_interleave(groups, 1);
     v = v.repeat_interleave(groups, 1);
   }
   const double dropout = is_training() ? c_.attention_dropout : 0.0;
-  const auto out = at::scaled_dot_product_attention(q, k, v, mask, dropout, false,
-                                                    1.0 / std::sqrt(static_cast<double>(c_.head_dim)));
+  // A query with no key to attend to (a padded position before every real token, or beyond a
+  // sliding window of padding) gets a zero output, as torch's scaled_dot_product_attention gives
+  // it on the CPU and transformers with it; sdpa itself sees the query's own key there instead,
+  // so that no backend meets an empty row (a NaN would reach the real tokens in the next layer).
+  const auto has_key = mask.any(-1, true);  // (B, 1, T, 1)
+  const auto safe = mask | (has_key.logical_not() & torch::eye(seq, mask.options()).view({1, 1, seq, seq}));
+  const auto out = at::scaled_dot_product_attention(q, k, v, safe, dropout, false,
+                                                    1.0 / std::sqrt(static_cast<double>(c_.head_dim))) *
+                   has_key.to(q.scalar_type());
   return o_proj(out.transpose(1, 2).reshape({batch, seq, -1}));
 }
 
@@ -57,7 +74,8 @@ LlamaMLPImpl::LlamaMLPImpl(const LlamaConfig& c) {
 
 torch::Tensor LlamaMLPImpl::forward(const torch::Tensor& x) { return down_proj(torch::silu(gate_proj(x)) * up_proj(x)); }
 
-LlamaDecoderLayerImpl::LlamaDecoderLayerImpl(const LlamaConfig& c) : ListBlock("LlamaDecoderLayer") {
+LlamaDecoderLayerImpl::LlamaDecoderLayerImpl(const LlamaConfig& c, bool sliding)
+    : ListBlock(names_of(c.family).decoder_layer), sliding_(sliding) {
   self_attn = register_module("self_attn", LlamaAttention(c));
   mlp = register_module("mlp", LlamaMLP(c));
   input_layernorm = register_module("input_layernorm", LlamaRMSNorm(c.hidden_size, c.rms_norm_eps));
@@ -65,14 +83,16 @@ LlamaDecoderLayerImpl::LlamaDecoderLayerImpl(const LlamaConfig& c) : ListBlock("
 }
 
 nn::TensorList LlamaDecoderLayerImpl::forward_impl(const nn::TensorList& in) {
-  auto x = in[0] + self_attn(input_layernorm(in[0]), in[1], in[2], in[3]);
+  const auto& mask = sliding_ && in.size() > 4 ? in[4] : in[3];
+  auto x = in[0] + self_attn(input_layernorm(in[0]), in[1], in[2], mask);
   return {x + mlp(post_attention_layernorm(x))};
 }
 
 LlamaModelImpl::LlamaModelImpl(const LlamaConfig& c) : c_(c), inv_freq_(inverse_frequencies(c)) {
   embed_tokens = register_module("embed_tokens", torch::nn::Embedding(c.vocab_size, c.hidden_size));
   layers = register_module("layers", torch::nn::ModuleList());
-  for (std::int64_t i = 0; i < c.num_hidden_layers; ++i) layers->push_back(LlamaDecoderLayer(c));
+  for (std::int64_t i = 0; i < c.num_hidden_layers; ++i)
+    layers->push_back(LlamaDecoderLayer(c, c.sliding_layers.at(static_cast<std::size_t>(i))));
   norm = register_module("norm", LlamaRMSNorm(c.hidden_size, c.rms_norm_eps));
 }
 
@@ -86,29 +106,36 @@ torch::Tensor LlamaModelImpl::forward(const torch::Tensor& input_ids, const torc
     cos = cos.index({positions}).unsqueeze(1);
     sin = sin.index({positions}).unsqueeze(1);
   }
-  const auto mask = attention_mask_4d(attention_mask, batch, seq, x.device(), position_ids);
+  nn::TensorList inputs{x, cos, sin, attention_mask_4d(attention_mask, batch, seq, x.device(), position_ids)};
+  // The sliding layers' mask too, when some layer slides and a sequence is longer than the window.
+  const bool slides = std::find(c_.sliding_layers.begin(), c_.sliding_layers.end(), true) != c_.sliding_layers.end();
+  if (slides && seq > c_.sliding_window)
+    inputs.push_back(attention_mask_4d(attention_mask, batch, seq, x.device(), position_ids, c_.sliding_window));
   for (std::size_t i = 0; i < layers->size(); ++i) {
+    inputs[0] = x;
     try {
-      x = layers->ptr(i)->as<LlamaDecoderLayerImpl>()->forward({x, cos, sin, mask})[0];
+      x = layers->ptr(i)->as<LlamaDecoderLayerImpl>()->forward(inputs)[0];
     } catch (...) {  // a LibTorch error names the layer it came from
-      rethrow_with_context({.module = "model.layers." + std::to_string(i) + " (LlamaDecoderLayer)"});
+      ErrorPlace place;
+      place.module = "model.layers." + std::to_string(i) + " (" + names_of(c_.family).decoder_layer + ")";
+      rethrow_with_context(place);
     }
   }
   return norm(x);
 }
 
 torch::Tensor attention_mask_4d(const torch::Tensor& attention_mask, std::int64_t batch, std::int64_t seq_len,
-                                torch::Device device, const torch::Tensor& position_ids) {
+                                torch::Device device, const torch::Tensor& position_ids, std::int64_t sliding_window) {
   const auto opts = torch::TensorOptions().dtype(torch::kBool).device(device);
-  auto mask = torch::ones({seq_len, seq_len}, opts).tril().view({1, 1, seq_len, seq_len});
+  auto mask = torch::ones({seq_len, seq_len}, opts).tril();
+  if (sliding_window > 0) mask = mask.triu(-(sliding_window - 1));  // key > query - window, as transformers
+  mask = mask.view({1, 1, seq_len, seq_len});
   if (position_ids.defined()) {
     const auto sequence = position_ids.to(device).eq(0).to(torch::kLong).cumsum(1);  // (B, T): which sequence
     mask = mask & sequence.unsqueeze(2).eq(sequence.unsqueeze(1)).unsqueeze(1);
   }
   if (!attention_mask.defined()) return mask.expand({batch, 1, seq_len, seq_len});
-  mask = mask & attention_mask.to(device).to(torch::kBool).view({batch, 1, 1, seq_len});
-  const auto empty = mask.any(-1, true).logical_not();
-  return mask | (empty & torch::eye(seq_len, opts).view({1, 1, seq_len, seq_len}));
+  return mask & attention_mask.to(device).to(torch::kBool).view({batch, 1, 1, seq_len});
 }
 
 }  // namespace shardkit::llama

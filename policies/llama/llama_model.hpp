@@ -1,5 +1,6 @@
-// Llama's modules with transformers' parameter names: RMSNorm, attention, MLP, LlamaDecoderLayer, LlamaModel.
-// The projections are LoraLinear: --peft.* puts LoRA adapters on them.
+// Llama's modules with transformers' parameter names: RMSNorm, attention, MLP, the decoder layer
+// and the model, with what Mistral, Qwen2 and Qwen3 change (q/k/v biases, q_norm/k_norm, sliding
+// attention windows). The projections are LoraLinear: --peft.* puts LoRA adapters on them.
 #pragma once
 
 #include <torch/torch.h>
@@ -23,17 +24,20 @@ class LlamaRMSNormImpl : public torch::nn::Module {
 };
 TORCH_MODULE(LlamaRMSNorm);
 
-/// Grouped-query self-attention with rotary embeddings: q_proj, k_proj, v_proj, o_proj.
+/// Grouped-query self-attention with rotary embeddings: q_proj, k_proj, v_proj, o_proj, and
+/// Qwen3's q_norm and k_norm (RMSNorm of each head before the rotation).
 class LlamaAttentionImpl : public torch::nn::Module {
  public:
   explicit LlamaAttentionImpl(const LlamaConfig& c);
-  /// x (B, T, hidden); cos, sin (T, head_dim); mask (B, 1, T, T) bool, true = may attend.
+  /// x (B, T, hidden); cos, sin (T, head_dim); mask (B, 1, T, T) bool, true = may attend (a
+  /// query without any key gets a zero output).
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
                         const torch::Tensor& mask);
 
  private:
   LlamaConfig c_;
   nn::LoraLinear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, o_proj{nullptr};
+  LlamaRMSNorm q_norm{nullptr}, k_norm{nullptr};
 };
 TORCH_MODULE(LlamaAttention);
 
@@ -48,11 +52,13 @@ class LlamaMLPImpl : public torch::nn::Module {
 };
 TORCH_MODULE(LlamaMLP);
 
-/// One decoder layer, the wrap unit: x + attn(norm(x)), then + mlp(norm(.)).
-/// Inputs {x (B, T, hidden), cos, sin (T, head_dim), mask (B, 1, T, T) bool}; output {x}.
+/// One decoder layer, the wrap unit (named as the family's class: LlamaDecoderLayer,
+/// Qwen2DecoderLayer, ...): x + attn(norm(x)), then + mlp(norm(.)).
+/// Inputs {x (B, T, hidden), cos, sin (T, head_dim), mask (B, 1, T, T) bool[, sliding mask]};
+/// output {x}. A sliding layer attends with the sliding mask.
 class LlamaDecoderLayerImpl : public nn::ListBlock {
  public:
-  explicit LlamaDecoderLayerImpl(const LlamaConfig& c);
+  LlamaDecoderLayerImpl(const LlamaConfig& c, bool sliding);
 
  protected:
   nn::TensorList forward_impl(const nn::TensorList& inputs) override;
@@ -61,6 +67,7 @@ class LlamaDecoderLayerImpl : public nn::ListBlock {
   LlamaAttention self_attn{nullptr};
   LlamaMLP mlp{nullptr};
   LlamaRMSNorm input_layernorm{nullptr}, post_attention_layernorm{nullptr};
+  bool sliding_;
 };
 TORCH_MODULE(LlamaDecoderLayer);
 
@@ -83,12 +90,13 @@ class LlamaModelImpl : public torch::nn::Module {
 };
 TORCH_MODULE(LlamaModel);
 
-/// The attention mask (B, 1, T, T), true = may attend: causal, not a padded key, and, with
-/// `position_ids`, within the query's own packed sequence (each starts where its position is 0).
-/// A query that could attend to nothing (a padded position before every real token, left
-/// padding) attends to itself instead, so no row is empty; its output is meaningless, as
-/// transformers'.
+/// The attention mask (B, 1, T, T), true = may attend: causal, not a padded key, with
+/// `position_ids` within the query's own packed sequence (each starts where its position is 0),
+/// and with `sliding_window` > 0 among the last `sliding_window` positions (the query's own included).
+/// A row may be empty (a padded query before every real token, or with a window over padding
+/// only): the attention gives such a query a zero output, as torch's sdpa and transformers do.
 torch::Tensor attention_mask_4d(const torch::Tensor& attention_mask, std::int64_t batch, std::int64_t seq_len,
-                                torch::Device device, const torch::Tensor& position_ids = {});
+                                torch::Device device, const torch::Tensor& position_ids = {},
+                                std::int64_t sliding_window = 0);
 
 }  // namespace shardkit::llama

@@ -1,13 +1,18 @@
-"""transformers' side of the llama tests: makes tiny random Llama folders and computes their logits.
+"""transformers' side of the llama tests: makes tiny random Llama (and Qwen2, Qwen3, Mistral)
+folders and computes their logits.
 
-  llama_peer.py make <folder>:<tied 0|1>:<shard 0|1>[:<dtype float32|bfloat16>] ...
+  llama_peer.py make <folder>:<tied 0|1>:<shard 0|1>[:<dtype float32|bfloat16>[:<family>]] ...
   llama_peer.py logits <folder> <out.safetensors> [<folder> <out.safetensors> ...]
 
 (several folders per call: importing transformers takes seconds)
 
 `make` saves a LlamaForCausalLM (2 layers, 4 heads, 2 key/value heads, Llama 3 rope scaling) with
 weights scaled up from transformers' initialisation so that logits are far from uniform, plus
-small tokenizer files. `logits` loads <folder> strictly (no missing, unexpected or mismatched
+small tokenizer files. <family> qwen2, qwen3 or mistral makes that family's model of the same
+sizes instead, each with what sets it apart: Qwen2 (q/k/v biases, rope_theta 1e6, a sliding
+window of 5 in layer 1 by max_window_layers), Qwen3 (q_norm/k_norm, head_dim 16 unlike
+hidden_size / heads, attention_bias, a window of 4 in layer 0 by layer_types), Mistral (a window
+of 6 in every layer). The batch is 12 tokens long: each window cuts off keys. `logits` loads <folder> strictly (no missing, unexpected or mismatched
 key) and writes a right-padded batch (input_ids, attention_mask, labels) with transformers'
 logits and mean loss for it.
 """
@@ -16,20 +21,34 @@ import sys
 
 import torch
 from safetensors.torch import save_file
-from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
+from transformers import AutoModelForCausalLM, LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config
 
 VOCAB = 128
 
 
-def make(folder, tied, shard, dtype="float32"):
-    torch.manual_seed(11 if tied else 12)
-    config = LlamaConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
-                         rope_theta=10000.0, rms_norm_eps=1e-5, tie_word_embeddings=tied,
-                         rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
-                                       "high_freq_factor": 4.0, "original_max_position_embeddings": 64},
-                         bos_token_id=1, eos_token_id=2)
-    model = LlamaForCausalLM(config)
+SEEDS = {"llama": 0, "qwen2": 20, "qwen3": 40, "mistral": 60}
+
+
+def config_of(family, tied):
+    sizes = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                 num_key_value_heads=2, max_position_embeddings=256, rms_norm_eps=1e-5, tie_word_embeddings=tied,
+                 bos_token_id=1, eos_token_id=2)
+    if family == "qwen2":
+        return Qwen2Config(**sizes, rope_theta=1e6, use_sliding_window=True, sliding_window=5, max_window_layers=1)
+    if family == "qwen3":
+        return Qwen3Config(**sizes, rope_theta=1e6, head_dim=16, attention_bias=True, use_sliding_window=True,
+                           sliding_window=4, layer_types=["sliding_attention", "full_attention"])
+    if family == "mistral":
+        return MistralConfig(**sizes, rope_theta=10000.0, sliding_window=6)
+    return LlamaConfig(**sizes, rope_theta=10000.0,
+                       rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                     "high_freq_factor": 4.0, "original_max_position_embeddings": 64})
+
+
+def make(folder, tied, shard, dtype="float32", family="llama"):
+    torch.manual_seed((11 if tied else 12) + SEEDS[family])
+    config = config_of(family, tied)
+    model = AutoModelForCausalLM.from_config(config)
     with torch.no_grad():
         for name, p in model.named_parameters():
             if name.endswith("norm.weight"):

@@ -21,17 +21,6 @@ namespace {
 /// The fp32 tolerance of the comparison with transformers (absolute and relative).
 constexpr double kTolerance = 1e-5;
 
-/// Names of the tensors in a folder (model.safetensors or the sharded index's files).
-std::set<std::string> saved_names(const std::string& folder) {
-  std::set<std::string> names;
-  for (const auto& e : std::filesystem::directory_iterator(folder))
-    if (e.path().extension() == ".safetensors") {
-      const auto file = safetensors::File::open(e.path().string());
-      for (const auto& name : file.names()) names.insert(name);
-    }
-  return names;
-}
-
 void check_against_transformers(const std::string& folder, bool tied, const std::string& what) {
   INFO(what);
   const auto reference = read_tensors(folder + ".reference.safetensors");

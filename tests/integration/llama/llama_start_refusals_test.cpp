@@ -26,9 +26,9 @@ TEST_CASE("samples longer than max_position_embeddings are refused at start-up, 
   CHECK(fits.exit_code == 0);
 }
 
-TEST_CASE("--policy.path at a qwen2 or mistral folder names the model types shardkit supports") {
+TEST_CASE("--policy.path at a gemma2 or phi3 folder names the model types shardkit supports") {
   TempDir dir("sk-llama-types");
-  for (const std::string type : {"qwen2", "mistral"}) {
+  for (const std::string type : {"gemma2", "phi3"}) {
     INFO(type);
     const auto folder = dir / type;
     std::filesystem::create_directory(folder);
@@ -38,7 +38,7 @@ TEST_CASE("--policy.path at a qwen2 or mistral folder names the model types shar
     INFO(r.output);
     CHECK(r.exit_code != 0);
     CHECK(contains(r.output, "holds a '" + type + "' model (config.json's model_type)"));
-    CHECK(contains(r.output, "the Hugging Face model types it supports are 'llama'"));
+    CHECK(contains(r.output, "the Hugging Face model types it supports are 'llama', 'mistral', 'qwen2', 'qwen3'"));
     CHECK_FALSE(contains(r.output, "load its plugin"));  // before issue 26: points at a plugin that does not exist
   }
 }

@@ -1,9 +1,15 @@
-// Shared pieces of the llama tests: transformers' tiny folders (llama_peer.py) and the llama plugin.
+// Shared pieces of the llama tests: transformers' tiny folders (llama_peer.py) and the Llama-layout
+// policy plugins (llama, mistral, qwen2, qwen3).
 #pragma once
 
 #include <torch/torch.h>
 
+#include <boost/json.hpp>
+
+#include <filesystem>
+#include <list>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "shardkit/capability.hpp"
@@ -23,6 +29,17 @@ namespace shardkit::test {
 inline std::string peer(const std::string& args) {
   const auto r = run_command(python() + " " + shell_quote(std::string(SHARDKIT_SOURCE_DIR) +
                                                           "/tests/integration/llama/llama_peer.py") + " " + args);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  return r.output;
+}
+
+/// Runs tests/integration/lora/lora_peer.py (PEFT's side) with `args`; fails the test (with its
+/// output) unless it succeeds.
+inline std::string lora_peer(const std::string& args) {
+  const auto r = run_command(python() + " " +
+                             shell_quote(std::string(SHARDKIT_SOURCE_DIR) + "/tests/integration/lora/lora_peer.py") +
+                             " " + args);
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   return r.output;
@@ -49,6 +66,46 @@ inline std::shared_ptr<Policy> make_llama(bool tied, const std::string& path,
   full.set("policy.path", path);
   ctx.full_config = &full;
   return registry.create_as<Policy>("policy", "llama", ctx);
+}
+
+/// The `type` policy plugin (llama, mistral, qwen2, qwen3) with --policy.path=`folder` and the
+/// options of its config.json, as shardkit-train fills them: each field the plugin has an option
+/// for, a null left at the default, lists and objects as their JSON text; `overrides` on top.
+inline std::shared_ptr<Policy> make_family(const std::string& type, const std::string& folder,
+                                           const std::map<std::string, Value>& overrides = {}) {
+  static Registry registry;
+  if (registry.find("policy", type) == nullptr)
+    registry.load_file(std::string(SHARDKIT_PLUGIN_DIR) + "/libshardkit-policy-" + type + ".so");
+  auto ctx = context_with_defaults(registry, "policy", type);
+  const auto config = boost::json::parse(slurp(folder + "/config.json")).as_object();
+  for (const auto& [key, v] : config) {
+    const std::string name(key);
+    if (!ctx.options.has(name) || v.is_null()) continue;
+    // As the option's type: a String option takes any JSON as its text (token ids, layer_types).
+    const auto& current = ctx.options.get(name);
+    if (std::holds_alternative<std::string>(current))
+      ctx.options.set(name, v.is_string() ? std::string(v.as_string()) : boost::json::serialize(v));
+    else if (std::holds_alternative<double>(current)) ctx.options.set(name, v.to_number<double>());
+    else if (std::holds_alternative<std::int64_t>(current)) ctx.options.set(name, v.to_number<std::int64_t>());
+    else ctx.options.set(name, v.as_bool());
+  }
+  for (const auto& [key, value] : overrides) ctx.options.set(key, value);
+  static std::list<Config> fulls;  // each policy's whole configuration outlives it
+  auto& full = fulls.emplace_back();
+  full.set("policy.path", folder);
+  ctx.full_config = &full;
+  return registry.create_as<Policy>("policy", type, ctx);
+}
+
+/// Names of the tensors in a folder (model.safetensors or the sharded index's files).
+inline std::set<std::string> saved_names(const std::string& folder) {
+  std::set<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(folder))
+    if (e.path().extension() == ".safetensors") {
+      const auto file = safetensors::File::open(e.path().string());
+      for (const auto& name : file.names()) names.insert(name);
+    }
+  return names;
 }
 
 /// Every tensor of a safetensors file.

@@ -20,16 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// lora_peer.py with `args`; fails the test (with its output) unless it succeeds.
-std::string lora_peer(const std::string& args) {
-  const auto r = run_command(python() + " " +
-                             shell_quote(std::string(SHARDKIT_SOURCE_DIR) + "/tests/integration/lora/lora_peer.py") +
-                             " " + args);
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
-  return r.output;
-}
-
 /// shardkit's llama from `base` with the adapters of `adapter_file` on `options`' targets.
 std::shared_ptr<Policy> llama_with_adapter(const std::string& base, const LoraOptions& options,
                                            const std::string& adapter_file) {
