@@ -110,6 +110,7 @@ LlamaConfig read_config(const Config& o, Family family) {
   c.num_key_value_heads = o.get_int("num_key_value_heads");
   if (c.num_key_value_heads == 0) c.num_key_value_heads = c.num_attention_heads;
   c.head_dim = o.get_int("head_dim");
+  if (c.head_dim == 0 && family == Family::Qwen3) c.head_dim = 128;  // Qwen3Config's default, not hidden / heads
   if (c.head_dim == 0) {
     if (c.hidden_size % c.num_attention_heads != 0)
       throw ConfigError("--policy.hidden_size=" + std::to_string(c.hidden_size) + " is not a multiple of "

@@ -16,7 +16,8 @@ namespace shardkit::llama {
     {"num_attention_heads", OptionType::Int, "4", "Query heads", "1", nullptr, nullptr},\
     {"num_key_value_heads", OptionType::Int, "0", "Key/value heads of grouped-query attention (divides "\
      "num_attention_heads; 0 = num_attention_heads)", "0", nullptr, nullptr},\
-    {"head_dim", OptionType::Int, "0", "Width of each head (0 = hidden_size / num_attention_heads)", "0", nullptr, nullptr},\
+    {"head_dim", OptionType::Int, "0", "Width of each head (0 = hidden_size / num_attention_heads; for qwen3 128, "\
+     "as Qwen3Config)", "0", nullptr, nullptr},\
     {"hidden_act", OptionType::String, "silu", "MLP activation (Llama's is silu)", nullptr, nullptr, "silu"},\
     {"max_position_embeddings", OptionType::Int, "2048", "Longest sequence the model is meant for (longer samples "\
      "are refused at start-up)", "1", nullptr, nullptr},\

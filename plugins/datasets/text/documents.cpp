@@ -22,7 +22,7 @@ std::string extension(const std::string& file) {
 
 bool is_data_file(const std::string& file) {
   const auto ext = extension(file);
-  return ext == ".jsonl" || ext == ".csv" || ext == ".txt";
+  return ext == ".jsonl" || ext == ".csv" || ext == ".txt" || ext == ".parquet";
 }
 
 // The field that holds a conversation, whatever --dataset.text_column says (AITraining's rule).
@@ -74,6 +74,29 @@ std::string join(const std::vector<std::string>& names) {
   return s.empty() ? "(none)" : s;
 }
 
+}  // namespace
+
+void add_record(const boost::json::object& o, const std::string& file, std::size_t line, const std::string& column,
+                Documents& out) {
+  const auto where = file + ":" + std::to_string(line);
+  if (const auto* messages = o.if_contains(kMessages); messages && messages->is_array()) {
+    add_conversation(out, *messages, file, line);
+    return;
+  }
+  const auto* field = o.if_contains(column);
+  if (!field) {
+    std::vector<std::string> names;
+    for (const auto& kv : o) names.emplace_back(kv.key());
+    throw ConfigError(where + ": no field '" + column + "' (fields: " + join(names) +
+                      "); choose one with --dataset.text_column, or give conversations a '" + kMessages + "' list");
+  }
+  if (field->is_array()) add_conversation(out, *field, file, line);
+  else if (field->is_string()) add(out, std::string(field->as_string()), file, line);
+  else throw FormatError(where + ": field '" + column + "' is neither a string nor a list of messages");
+}
+
+namespace {
+
 void read_jsonl(const std::string& file, const std::string& data, const std::string& column, Documents& out) {
   std::size_t line = 0;
   for (std::size_t at = 0; at < data.size();) {
@@ -89,22 +112,7 @@ void read_jsonl(const std::string& file, const std::string& data, const std::str
     const auto where = file + ":" + std::to_string(line);
     if (ec) throw FormatError(where + ": not a JSON object (" + ec.message() + ")");
     if (!value.is_object()) throw FormatError(where + ": not a JSON object (each line of a .jsonl file must be one)");
-    const auto& o = value.as_object();
-    if (const auto* messages = o.if_contains(kMessages); messages && messages->is_array()) {
-      add_conversation(out, *messages, file, line);
-      continue;
-    }
-    const auto* field = o.if_contains(column);
-    if (!field) {
-      std::vector<std::string> names;
-      for (const auto& kv : o) names.emplace_back(kv.key());
-      throw ConfigError(where + ": no field '" + column + "' (fields: " + join(names) +
-                        "); choose one with --dataset.text_column, or give conversations a '" + kMessages +
-                        "' list");
-    }
-    if (field->is_array()) add_conversation(out, *field, file, line);
-    else if (field->is_string()) add(out, std::string(field->as_string()), file, line);
-    else throw FormatError(where + ": field '" + column + "' is neither a string nor a list of messages");
+    add_record(value.as_object(), file, line, column, out);
   }
 }
 
@@ -228,24 +236,28 @@ void read_txt(const std::string& file, const std::string& data, SampleBy by, Doc
 
 std::vector<std::string> data_files(const std::string& path, const std::string& flag) {
   std::error_code ec;
-  if (path.empty()) throw ConfigError(flag + " is not set: give a .jsonl, .csv or .txt file or a folder of them");
+  if (path.empty()) throw ConfigError(flag + " is not set: give a .jsonl, .csv, .parquet or .txt file or a folder of them");
   if (fs::is_regular_file(path, ec)) {
     if (!is_data_file(path))
-      throw ConfigError(flag + "=" + path + ": not a .jsonl, .csv or .txt file");
+      throw ConfigError(flag + "=" + path + ": not a .jsonl, .csv, .parquet or .txt file");
     return {path};
   }
   if (!fs::is_directory(path, ec)) throw ConfigError(flag + "=" + path + ": no such file or folder");
   std::vector<std::string> files;
   for (const auto& e : fs::directory_iterator(path, ec))
     if (e.is_regular_file() && is_data_file(e.path().string())) files.push_back(e.path().string());
-  if (files.empty()) throw ConfigError(flag + "=" + path + ": the folder holds no .jsonl, .csv or .txt file");
+  if (files.empty()) throw ConfigError(flag + "=" + path + ": the folder holds no .jsonl, .csv, .parquet or .txt file");
   std::sort(files.begin(), files.end());
   return files;
 }
 
 void read_documents(const std::string& file, const std::string& column, SampleBy sample_by, Documents& out) {
-  const auto data = read_text_file(file);
   const auto ext = extension(file);
+  if (ext == ".parquet") {
+    read_parquet(file, column, out);
+    return;
+  }
+  const auto data = read_text_file(file);
   if (ext == ".jsonl") read_jsonl(file, data, column, out);
   else if (ext == ".csv") read_csv(file, data, column, out);
   else read_txt(file, data, sample_by, out);

@@ -7,7 +7,7 @@ namespace {
 using shardkit::OptionType;
 
 const shardkit::OptionSpec kOptions[] = {
-    {"path", OptionType::String, "", "A .jsonl, .csv or .txt file, or a folder of them", nullptr, nullptr, nullptr},
+    {"path", OptionType::String, "", "A .jsonl, .csv, .parquet or .txt file, or a folder of them", nullptr, nullptr, nullptr},
     {"text_column", OptionType::String, "text",
      "The field (.jsonl) or column (.csv) holding the text (a 'messages' field or column, a conversation, wins)",
      nullptr, nullptr, nullptr},
@@ -50,6 +50,6 @@ std::shared_ptr<shardkit::Plugin> make(const shardkit::PluginContext& ctx) {
 }  // namespace
 
 SHARDKIT_PLUGIN_CLASS(dataset, text, "0.1.0",
-                      "Text files and conversations (.jsonl, .csv, .txt) tokenized with a Hugging Face tokenizer.json "
+                      "Text files and conversations (.jsonl, .csv, .parquet, .txt) tokenized with a Hugging Face tokenizer.json "
                       "(byte-level BPE) and rendered with its chat template",
                       kOptions, make, 0u, shardkit::text::TextDataset)

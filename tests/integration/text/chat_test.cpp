@@ -126,6 +126,39 @@ TEST_CASE("chat data: a csv messages column (JSON or Python literal) gives the j
   for (const auto* key : {"input_ids", "labels", "attention_mask"}) CHECK(at::equal(from_jsonl.at(key), from_csv.at(key)));
 }
 
+TEST_CASE("chat data: a parquet messages column (list<struct<role, content>>) gives the jsonl's samples",
+          "[text][chat]") {
+  TempDir dir;
+  const auto jsonl = write_chat_jsonl(dir);
+  // pyarrow writes the conversations as Hugging Face datasets stores them (row groups of 2: the
+  // column is read in chunks), and a file without them.
+  const auto r = run_command(python() + " -c " + shell_quote(
+      "import json, sys, pyarrow as pa, pyarrow.parquet as pq\n"
+      "rows = [json.loads(l) for l in open(sys.argv[1])]\n"
+      "pq.write_table(pa.table({'id': [r['id'] for r in rows], 'messages': [r['messages'] for r in rows]}), sys.argv[2],\n"
+      "               row_group_size=2)\n"
+      "pq.write_table(pa.table({'id': [1, 2], 'body': ['a', 'b']}), sys.argv[3])\n") +
+      " " + shell_quote(jsonl) + " " + shell_quote(dir / "chat.parquet") + " " + shell_quote(dir / "other.parquet"));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto tokenizer = chat_tokenizers() + "/llama3_generation";
+  const auto options = [&](const std::string& path) {
+    return std::map<std::string, shardkit::Value>{{"path", path}, {"tokenizer", tokenizer},
+                                                   {"max_seq_len", std::int64_t{128}}, {"cache_dir", dir / "cache"}};
+  };
+#if SHARDKIT_TEXT_PARQUET
+  const auto from_jsonl = all_samples(*open_text(options(jsonl)));
+  const auto from_parquet = all_samples(*open_text(options(dir / "chat.parquet")));
+  for (const auto* key : {"input_ids", "labels", "attention_mask"})
+    CHECK(at::equal(from_jsonl.at(key), from_parquet.at(key)));
+  const auto error = text_error(options(dir / "other.parquet"));
+  CHECK(contains(error, "other.parquet: no column 'text' (columns: id, body)"));
+#else
+  // A build without the Arrow/Parquet SDK refuses .parquet files, saying so.
+  CHECK(contains(text_error(options(dir / "chat.parquet")), "this build of shardkit reads no .parquet files"));
+#endif
+}
+
 TEST_CASE("chat data: a conversation that cannot be rendered names its file, line and index; skip counts it",
           "[text][chat]") {
   TempDir dir;

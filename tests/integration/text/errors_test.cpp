@@ -18,9 +18,15 @@ std::map<std::string, shardkit::Value> with(const TempDir& dir, const std::strin
 TEST_CASE("missing files and folders without data are named", "[text][errors]") {
   TempDir dir;
   CHECK(contains(text_error(with(dir, dir / "nope.jsonl")), "--dataset.path=" + dir / "nope.jsonl" + ": no such file"));
-  CHECK(contains(text_error(with(dir, dir.path())), "holds no .jsonl, .csv or .txt file"));
-  write_file(dir / "data.parquet", "x");
-  CHECK(contains(text_error(with(dir, dir / "data.parquet")), "not a .jsonl, .csv or .txt file"));
+  CHECK(contains(text_error(with(dir, dir.path())), "holds no .jsonl, .csv, .parquet or .txt file"));
+  write_file(dir / "data.xlsx", "x");
+  CHECK(contains(text_error(with(dir, dir / "data.xlsx")), "not a .jsonl, .csv, .parquet or .txt file"));
+  write_file(dir / "data.parquet", "x");  // damaged: named, never a crash
+#if SHARDKIT_TEXT_PARQUET
+  CHECK(contains(text_error(with(dir, dir / "data.parquet")), dir / "data.parquet" + ": "));
+#else
+  CHECK(contains(text_error(with(dir, dir / "data.parquet")), "reads no .parquet files"));
+#endif
   CHECK(contains(text_error(with(dir, "")), "--dataset.path is not set"));
   auto bad_tok = with(dir, dir / "data.parquet");
   bad_tok["tokenizer"] = dir / "no-tokenizer";
