@@ -219,6 +219,9 @@ def nfkc_lower(lines):
     # A normalized added token is looked for in lowercased text; a raw one in the text as it is.
     tok.add_tokens([AddedToken("ShardKit", normalized=True, special=False),
                     AddedToken("<tool>", normalized=False, special=False)])
+    # A special token matched normalized ("<sep>"): decode(skip_special_tokens=True) keeps it, as
+    # the string it decodes from is no special token's content.
+    tok.add_special_tokens([AddedToken("<SEP>", normalized=True, special=True)])
     return tok
 
 
@@ -254,7 +257,7 @@ def main():
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 10000
     os.makedirs(out, exist_ok=True)
     lines = corpus(n, ["<|endoftext|>", "<|begin_of_text|>", "<|end_of_text|>", "<s>", "</s>", "[INST]",
-                       "<|im_end|>", "<start_of_turn>", "ShardKit", "<tool>"])
+                       "<|im_end|>", "<start_of_turn>", "ShardKit", "<tool>", "<SEP>"])
     write_records(os.path.join(out, "corpus.bin"), lines)
     for name, make in FAMILIES:
         tok = make(lines)

@@ -233,7 +233,11 @@ std::string Tokenizer::decode(const std::vector<std::uint32_t>& ids, bool skip_s
   tokens.reserve(ids.size());
   for (const auto id : ids) {
     if (const auto* added = parts_.added->by_id(id)) {
-      if (!(skip_special_tokens && added->special)) tokens.push_back(parts_.added->decoding_form(*added));
+      // As tokenizers 0.23: skipped when the string it decodes from is a special token's content
+      // (a special token matched in a normalized form that differs is kept).
+      const auto& form = parts_.added->decoding_form(*added);
+      const auto* named = parts_.added->by_content(form);
+      if (!(skip_special_tokens && named && named->special)) tokens.push_back(form);
       continue;
     }
     const auto* token = parts_.model->id_to_token(id);
