@@ -36,7 +36,7 @@ LlamaAttentionImpl::LlamaAttentionImpl(const LlamaConfig& c) : c_(c) {
 }
 
 torch::Tensor LlamaAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
-                                          const torch::Tensor& mask) {
+                                          const torch::Tensor& mask, const torch::Tensor& keep) {
   const auto batch = x.size(0), seq = x.size(1);
   // (B, heads, T, head_dim), each head normalized first where the family does (Qwen3).
   const auto heads = [&](const torch::Tensor& t, LlamaRMSNorm& norm) {
@@ -53,15 +53,9 @@ torch::Tensor LlamaAttentionImpl::forward(const torch::Tensor& x, const torch::T
     v = v.repeat_interleave(groups, 1);
   }
   const double dropout = is_training() ? c_.attention_dropout : 0.0;
-  // A query with no key to attend to (a padded position before every real token, or beyond a
-  // sliding window of padding) gets a zero output, as torch's scaled_dot_product_attention gives
-  // it on the CPU and transformers with it; sdpa itself sees the query's own key there instead,
-  // so that no backend meets an empty row (a NaN would reach the real tokens in the next layer).
-  const auto has_key = mask.any(-1, true);  // (B, 1, T, 1)
-  const auto safe = mask | (has_key.logical_not() & torch::eye(seq, mask.options()).view({1, 1, seq, seq}));
-  const auto out = at::scaled_dot_product_attention(q, k, v, safe, dropout, false,
+  const auto out = at::scaled_dot_product_attention(q, k, v, mask, dropout, false,
                                                     1.0 / std::sqrt(static_cast<double>(c_.head_dim))) *
-                   has_key.to(q.scalar_type());
+                   keep.to(q.scalar_type());
   return o_proj(out.transpose(1, 2).reshape({batch, seq, -1}));
 }
 
@@ -83,8 +77,8 @@ LlamaDecoderLayerImpl::LlamaDecoderLayerImpl(const LlamaConfig& c, bool sliding)
 }
 
 nn::TensorList LlamaDecoderLayerImpl::forward_impl(const nn::TensorList& in) {
-  const auto& mask = sliding_ && in.size() > 4 ? in[4] : in[3];
-  auto x = in[0] + self_attn(input_layernorm(in[0]), in[1], in[2], mask);
+  const std::size_t mask = sliding_ && in.size() > 5 ? 5 : 3;
+  auto x = in[0] + self_attn(input_layernorm(in[0]), in[1], in[2], in[mask], in[mask + 1]);
   return {x + mlp(post_attention_layernorm(x))};
 }
 
@@ -106,11 +100,18 @@ torch::Tensor LlamaModelImpl::forward(const torch::Tensor& input_ids, const torc
     cos = cos.index({positions}).unsqueeze(1);
     sin = sin.index({positions}).unsqueeze(1);
   }
-  nn::TensorList inputs{x, cos, sin, attention_mask_4d(attention_mask, batch, seq, x.device(), position_ids)};
+  // Each mask once for every layer: what sdpa is given, and which queries keep their output.
+  nn::TensorList inputs{x, cos, sin};
+  const auto add_mask = [&](std::int64_t window) {
+    auto [mask, keep] = sdpa_mask(attention_mask_4d(attention_mask, batch, seq, x.device(), position_ids, window),
+                                  x.scalar_type());
+    inputs.push_back(std::move(mask));
+    inputs.push_back(std::move(keep));
+  };
+  add_mask(0);
   // The sliding layers' mask too, when some layer slides and a sequence is longer than the window.
   const bool slides = std::find(c_.sliding_layers.begin(), c_.sliding_layers.end(), true) != c_.sliding_layers.end();
-  if (slides && seq > c_.sliding_window)
-    inputs.push_back(attention_mask_4d(attention_mask, batch, seq, x.device(), position_ids, c_.sliding_window));
+  if (slides && seq > c_.sliding_window) add_mask(c_.sliding_window);
   for (std::size_t i = 0; i < layers->size(); ++i) {
     inputs[0] = x;
     try {
@@ -122,6 +123,16 @@ torch::Tensor LlamaModelImpl::forward(const torch::Tensor& input_ids, const torc
     }
   }
   return norm(x);
+}
+
+std::pair<torch::Tensor, torch::Tensor> sdpa_mask(const torch::Tensor& mask, torch::ScalarType dtype) {
+  // A query with no key to attend to (a padded position before every real token, or beyond a
+  // sliding window of padding) gets a zero output, as torch's scaled_dot_product_attention gives
+  // it on the CPU and transformers with it; sdpa itself sees the query's own key there instead,
+  // so that no backend meets an empty row (a NaN would reach the real tokens in the next layer).
+  const auto seq = mask.size(-1);
+  const auto has_key = mask.any(-1, true);  // (B, 1, T, 1)
+  return {mask | (has_key.logical_not() & torch::eye(seq, mask.options()).view({1, 1, seq, seq})), has_key.to(dtype)};
 }
 
 torch::Tensor attention_mask_4d(const torch::Tensor& attention_mask, std::int64_t batch, std::int64_t seq_len,

@@ -5,6 +5,8 @@
 
 #include <torch/torch.h>
 
+#include <utility>
+
 #include <shardkit/nn/block.hpp>
 #include <shardkit/nn/lora_linear.hpp>
 
@@ -29,10 +31,10 @@ TORCH_MODULE(LlamaRMSNorm);
 class LlamaAttentionImpl : public torch::nn::Module {
  public:
   explicit LlamaAttentionImpl(const LlamaConfig& c);
-  /// x (B, T, hidden); cos, sin (T, head_dim); mask (B, 1, T, T) bool, true = may attend (a
-  /// query without any key gets a zero output).
+  /// x (B, T, hidden); cos, sin (T, head_dim); mask (B, 1, T, T) bool, true = may attend, and
+  /// keep (B, 1, T, 1), 0 for a query whose output is zeroed: sdpa_mask's pair.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
-                        const torch::Tensor& mask);
+                        const torch::Tensor& mask, const torch::Tensor& keep);
 
  private:
   LlamaConfig c_;
@@ -54,8 +56,9 @@ TORCH_MODULE(LlamaMLP);
 
 /// One decoder layer, the wrap unit (named as the family's class: LlamaDecoderLayer,
 /// Qwen2DecoderLayer, ...): x + attn(norm(x)), then + mlp(norm(.)).
-/// Inputs {x (B, T, hidden), cos, sin (T, head_dim), mask (B, 1, T, T) bool[, sliding mask]};
-/// output {x}. A sliding layer attends with the sliding mask.
+/// Inputs {x (B, T, hidden), cos, sin (T, head_dim), mask (B, 1, T, T) bool, keep (B, 1, T, 1)
+/// [, sliding mask, sliding keep]} (sdpa_mask's pairs); output {x}. A sliding layer attends with
+/// the sliding pair.
 class LlamaDecoderLayerImpl : public nn::ListBlock {
  public:
   LlamaDecoderLayerImpl(const LlamaConfig& c, bool sliding);
@@ -94,9 +97,15 @@ TORCH_MODULE(LlamaModel);
 /// `position_ids` within the query's own packed sequence (each starts where its position is 0),
 /// and with `sliding_window` > 0 among the last `sliding_window` positions (the query's own included).
 /// A row may be empty (a padded query before every real token, or with a window over padding
-/// only): the attention gives such a query a zero output, as torch's sdpa and transformers do.
+/// only): sdpa_mask makes what attention gets of it.
 torch::Tensor attention_mask_4d(const torch::Tensor& attention_mask, std::int64_t batch, std::int64_t seq_len,
                                 torch::Device device, const torch::Tensor& position_ids = {},
                                 std::int64_t sliding_window = 0);
+
+/// What attention is given for `mask` (attention_mask_4d's): the mask with each empty row given
+/// its own query's key (no sdpa backend meets an empty row), and `keep` (B, 1, T, 1) of `dtype`,
+/// 0 where the row was empty: such a query's output is zeroed, as torch's sdpa and transformers
+/// give it.
+std::pair<torch::Tensor, torch::Tensor> sdpa_mask(const torch::Tensor& mask, torch::ScalarType dtype);
 
 }  // namespace shardkit::llama
