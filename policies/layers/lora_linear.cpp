@@ -41,7 +41,8 @@ LoraLinearImpl::LoraLinearImpl(std::int64_t in_features, std::int64_t out_featur
 
 void LoraLinearImpl::enable_lora(std::int64_t r, double alpha, double dropout) {
   if (lora_enabled()) throw RuntimeError("LoRA is already enabled on this LoraLinear");
-  const auto pair = register_lora_pair(*this, in_features_, out_features_, r, weight.options());
+  // The weight's shape now: a token embedding's output layer may have grown since construction.
+  const auto pair = register_lora_pair(*this, weight.size(1), weight.size(0), r, weight.options());
   lora_A = pair.A;
   lora_B = pair.B;
   weight.set_requires_grad(false);

@@ -111,6 +111,23 @@ torch::Tensor LlamaPolicy::logits(const Batch& batch) {
 
 std::vector<std::string> LlamaPolicy::wrap_modules() const { return {names_of(config_.family).decoder_layer}; }
 
+void LlamaPolicy::resize_token_embeddings(std::int64_t count) {
+  const auto old = config_.vocab_size;
+  if (count <= old)
+    throw RuntimeError("resize_token_embeddings(" + std::to_string(count) + "): the model already has " +
+                       std::to_string(old) + " token embeddings; they only grow");
+  torch::NoGradGuard no_grad;
+  // The rows appended: each the mean of the old rows, computed in float32 as transformers does.
+  const auto grow = [&](torch::Tensor& weight) {
+    const auto mean = weight.to(torch::kFloat32).mean(0, true).to(weight.scalar_type());
+    weight.set_data(torch::cat({weight, mean.expand({count - old, weight.size(1)})}, 0).contiguous());
+  };
+  grow(model->embed_tokens->weight);
+  model->embed_tokens->options.num_embeddings(count);
+  if (lm_head) grow(lm_head->weight);
+  config_.vocab_size = count;
+}
+
 std::string LlamaPolicy::pretrained_config_json() const {
   return hf_config_json(config_, options_, dtype_name(saved_dtype_));
 }

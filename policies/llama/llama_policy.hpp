@@ -20,6 +20,7 @@
 #include <shardkit/policy.hpp>
 #include <shardkit/pretrained_config.hpp>
 #include <shardkit/pretrained_files.hpp>
+#include <shardkit/token_embeddings.hpp>
 
 #include "llama_config.hpp"
 #include "llama_model.hpp"
@@ -32,7 +33,7 @@ namespace shardkit::llama {
 
 class LlamaPolicy final
     : public WithCapabilities<Policy, PretrainedConfigWriter, PretrainedWeightsLoader, PretrainedFilesWriter,
-                              CausalLanguageModel, LoraTargetsPolicy> {
+                              CausalLanguageModel, LoraTargetsPolicy, ResizableTokenEmbeddings> {
  public:
   LlamaPolicy(const PluginContext& ctx, Family family);
 
@@ -52,6 +53,12 @@ class LlamaPolicy final
   std::string pretrained_config_json() const override;
   bool loaded_pretrained_weights() const override { return loaded_; }
   std::map<std::string, std::string> pretrained_files() const override { return tokenizer_files_; }
+  std::int64_t token_embedding_count() const override { return config_.vocab_size; }
+  /// As transformers' resize_token_embeddings(count) with mean_resizing: the new rows of
+  /// embed_tokens (and of an untied lm_head) are the mean of the old ones (transformers samples
+  /// them around that mean with covariance 1e-9 x the rows' own; the mean itself makes a resumed
+  /// run rebuild the same rows).
+  void resize_token_embeddings(std::int64_t count) override;
 
  private:
   torch::Tensor logits_of(const torch::Tensor& ids, const torch::Tensor& mask, const torch::Tensor& positions);

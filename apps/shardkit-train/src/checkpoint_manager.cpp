@@ -12,6 +12,7 @@
 #include "ema_state_file.hpp"
 #include "processor_files.hpp"
 #include "rank_agreement.hpp"
+#include "token_embeddings.hpp"
 #include "shardkit/capability.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/files.hpp"
@@ -239,8 +240,8 @@ void CheckpointManager::save(std::int64_t step, const LogWindow& window) {
   if (parts_.lora)
     files["pretrained_model/adapter_config.json"] = adapter_config_json(*parts_.lora, options_.policy_path);
   if (!run_.base_record.empty()) files[kBaseModelFile] = run_.base_record;  // rank 0's; rank 0 writes the files
-  if (const auto* extra = capability<PretrainedFilesWriter>(parts_.policy))
-    for (auto& [name, content] : extra->pretrained_files()) files["pretrained_model/" + name] = std::move(content);
+  for (auto& [name, content] : pretrained_model_files(parts_.policy, parts_.dataset))
+    files["pretrained_model/" + name] = std::move(content);
   if (!parts_.normalizer.stats().empty()) files.merge(processor_files(parts_.normalizer, runtime_.device));
   if (parts_.ema) add_ema(state, files);
   const auto dir = checkpointer_.save((fs::path(run_.output_dir) / "checkpoints").string(),
@@ -297,8 +298,8 @@ void CheckpointManager::save_merged_model() {
   }
   safetensors::write_file((tmp / "model.safetensors").string(), refs, {{"format", "pt"}});
   write_text_file((tmp / "config.json").string(), pretrained_config_json());
-  if (const auto* extra = capability<PretrainedFilesWriter>(parts_.policy))
-    for (const auto& [name, content] : extra->pretrained_files()) write_text_file((tmp / name).string(), content);
+  for (const auto& [name, content] : pretrained_model_files(parts_.policy, parts_.dataset))
+    write_text_file((tmp / name).string(), content);
   fs::remove_all(dir, ec);
   fs::rename(tmp, dir, ec);
   if (ec) throw FormatError("cannot move " + tmp.string() + " to " + dir.string() + ": " + ec.message());

@@ -21,6 +21,7 @@
 #include "adamw.hpp"
 #include "scheduler.hpp"
 #include "peft.hpp"
+#include "shardkit/dataset.hpp"
 #include "shardkit/policy.hpp"
 
 namespace shardkit::train {
@@ -37,6 +38,7 @@ struct CheckpointedParts {
   const std::optional<LoraOptions>& lora;      ///< set in a PEFT run
   const LoraSummary& lora_summary;
   Ema* ema = nullptr;                          ///< --ema.enable only
+  const Dataset* dataset = nullptr;            ///< its changed tokenizer goes into pretrained_model/
 };
 
 /// The run a checkpoint belongs to: what its records and messages need.

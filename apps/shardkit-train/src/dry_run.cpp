@@ -9,6 +9,7 @@
 #include "shardkit/dataset.hpp"
 #include "shardkit/logging.hpp"
 #include "shardkit/sharding_report.hpp"
+#include "token_embeddings.hpp"
 
 namespace shardkit::train {
 namespace {
@@ -38,6 +39,7 @@ int print_memory_plan(const Config& config, const Registry& registry, const Runt
   auto policy_context = plugin_context(config, runtime, "policy", selection.policy);
   policy_context.features = dataset->features();
   auto policy = registry.create_as<Policy>("policy", selection.policy, policy_context);
+  match_token_embeddings(*dataset, *policy, selection.policy, nullptr);
   policy->to(torch::Device(runtime.device));
   const auto whole = whole_model_plan(*policy);
 

@@ -33,6 +33,7 @@
 #include "rank_agreement.hpp"
 #include "run_folder.hpp"
 #include "saved_policy_files.hpp"
+#include "token_embeddings.hpp"
 #include "train_step.hpp"
 #include "wrap_check.hpp"
 
@@ -90,6 +91,7 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
     check_processor_files(path);
   }
   policy_ = registry_.create_as<Policy>("policy", selection_.policy, policy_context);
+  match_token_embeddings(*dataset_, *policy_, selection_.policy, runtime_.is_main() ? log.get() : nullptr);
   try {
     if (auto* normalized = capability<NormalizedPolicy>(*policy_)) {
       normalizer_ = dataset_normalizer(*dataset_, normalized->normalization_mapping());
@@ -146,7 +148,7 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   checkpoints_ = std::make_unique<CheckpointManager>(
       registry_, config_, provenance_, runtime_, *mesh_,
       CheckpointedParts{*backend_, *policy_, *optimizer_, *scheduler_, scaler_.get(), *loader_, normalizer_, lora_,
-                        lora_summary_, ema_.get()},
+                        lora_summary_, ema_.get(), dataset_.get()},
       CheckpointedRun{output_dir_, steps_, batch_size_, accum_, base_record_}, selection_.checkpoint_format);
   if (const auto schedule = EvalSchedule::from(options_.eval_freq, options_.eval_steps); schedule.every > 0)
     evaluation_ = std::make_unique<Evaluation>(registry_, config_, runtime_, selection_.dataset, *policy_, schedule,

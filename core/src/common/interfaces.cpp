@@ -14,6 +14,7 @@
 #include "shardkit/pretrained_config.hpp"
 #include "shardkit/pretrained_files.hpp"
 #include "shardkit/sharding_report.hpp"
+#include "shardkit/token_embeddings.hpp"
 
 namespace shardkit {
 
@@ -31,6 +32,8 @@ ShardingReport::~ShardingReport() = default;
 MetricsLogger::~MetricsLogger() = default;
 LoraTargetsPolicy::~LoraTargetsPolicy() = default;
 nn::LoraCapable::~LoraCapable() = default;
+DatasetTokenizer::~DatasetTokenizer() = default;
+ResizableTokenEmbeddings::~ResizableTokenEmbeddings() = default;
 
 bool peft_enabled(const Config& config) {
   return config.has("peft.method_type") && !config.get_string("peft.method_type").empty();

@@ -7,43 +7,18 @@
 
 #include "shardkit/error.hpp"
 #include "shardkit/files.hpp"
+#include "template_tokens.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace shardkit::text {
 namespace fs = std::filesystem;
 namespace {
 
-// AITraining's templates (src/autotrain/trainers/clm/utils.py): what --chat-template chatml and
-// zephyr install, and its fallback for a tokenizer without a template.
-constexpr const char* kChatml =
-    "{% for message in messages %}\n{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + "
-    "'\n'}}{% if loop.last and add_generation_prompt %}{{'<|im_start|>assistant\n' }}{% endif %}{% endfor %}";
-constexpr const char* kZephyr =
-    "{% for message in messages %}\n{% if message['role'] == 'user' %}\n{{ '<|user|>\n' + message['content'] + "
-    "eos_token }}\n{% elif message['role'] == 'system' %}\n{{ '<|system|>\n' + message['content'] + eos_token }}\n{% "
-    "elif message['role'] == 'assistant' %}\n{{ '<|assistant|>\n'  + message['content'] + eos_token }}\n{% endif %}\n{% "
-    "if loop.last and add_generation_prompt %}\n{{ '<|assistant|>' }}\n{% endif %}\n{% endfor %}";
+// AITraining's fallback for a tokenizer without a template (DEFAULT_CHAT_TEMPLATE).
 constexpr const char* kFallback =
     "{% if not add_generation_prompt is defined %}{% set add_generation_prompt = false %}{% endif %}{% for message in "
     "messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}{% "
     "if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
-
-// The special tokens AITraining gives the tokenizer for chatml and zephyr.
-struct BuiltIn {
-  const char* source;
-  std::map<std::string, std::string> special_tokens;
-  std::vector<const char*> added_tokens;
-};
-
-BuiltIn built_in(const std::string& name) {
-  if (name == "chatml")
-    return {kChatml,
-            {{"bos_token", "<s>"}, {"eos_token", "<|im_end|>"}, {"pad_token", "<pad>"}},
-            {"<|im_start|>user", "<|im_start|>assistant", "<|im_start|>system", "<|im_end|>", "<s>", "<pad>"}};
-  return {kZephyr,
-          {{"bos_token", "<s>"}, {"eos_token", "</s>"}, {"pad_token", "<pad>"}},
-          {"<|user|>", "<|assistant|>", "<|system|>", "</s>", "<s>", "<pad>"}};
-}
 
 // tokenizer_config.json's special tokens, as the strings a template sees.
 std::map<std::string, std::string> config_special_tokens(const boost::json::object& config) {
@@ -121,8 +96,7 @@ bool has_label(const std::uint8_t* trained, std::size_t n) {
 }
 
 std::string_view aitraining_template(std::string_view name) {
-  if (name == "chatml") return kChatml;
-  if (name == "zephyr") return kZephyr;
+  if (name == "chatml" || name == "zephyr") return template_tokens(name).source;
   if (name == "fallback") return kFallback;
   return {};
 }
@@ -151,18 +125,16 @@ ChatFormat ChatFormat::load(const std::string& chat_template, const std::string&
       name = "AITraining's ChatML fallback (" + folder.string() + " has no chat template)";
     }
   } else if (chat_template == "chatml" || chat_template == "zephyr") {
-    const auto b = built_in(chat_template);
-    std::string missing;
-    for (const auto* token : b.added_tokens)
+    const auto b = template_tokens(chat_template);
+    std::string missing;  // add_template_tokens() gives a tokenizer them
+    for (const auto& token : b.additional)
       if (!f.tokenizer_->token_to_id(token)) missing += std::string(missing.empty() ? "" : " ") + token;
     if (!missing.empty())
-      throw ConfigError("--dataset.chat_template=" + chat_template + " needs the special tokens AITraining adds for it (" +
-                        missing + "), and " + tokenizer_file +
-                        " lacks them; shardkit does not add tokens to a tokenizer (nor resize the model's embeddings): "
-                        "use a tokenizer that has them, or --dataset.chat_template=tokenizer");
-    source = b.source;
+      throw RuntimeError("--dataset.chat_template=" + chat_template + ": the tokenizer lacks " + missing +
+                         " (add_template_tokens() adds them)");
+    source = std::string(b.source);
     name = "AITraining's " + chat_template + " template";
-    for (const auto& [key, value] : b.special_tokens) f.special_tokens_[key] = value;
+    for (const auto& [key, value] : b.special) f.special_tokens_[key] = value;
   } else {
     if (!fs::is_regular_file(chat_template, ec))
       throw ConfigError("--dataset.chat_template=" + chat_template +

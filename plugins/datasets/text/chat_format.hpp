@@ -40,7 +40,8 @@ class ChatFormat {
  public:
   /// `chat_template`: `tokenizer` (the template in tokenizer_config.json or chat_template.jinja
   /// beside `tokenizer_file`; AITraining's ChatML fallback when there is none), `chatml` or
-  /// `zephyr` (AITraining's templates; the tokenizer must already have their special tokens), or
+  /// `zephyr` (AITraining's templates; `tokenizer` from add_template_tokens(), which gives it their
+  /// special tokens), or
   /// a .jinja file. `response_only_loss`: train on the assistant's tokens only, taken from the
   /// template's {% generation %} blocks, else from its response markers; a template with neither
   /// is a ConfigError saying so.

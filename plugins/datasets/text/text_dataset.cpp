@@ -14,6 +14,7 @@
 #include "chat_format.hpp"
 #include "data_splits.hpp"
 #include "preview.hpp"
+#include "template_tokens.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/logging.hpp"
 #include "shardkit/runtime.hpp"
@@ -147,8 +148,24 @@ TextDataset::TextDataset(const PluginContext& ctx) {
                       "validation*, valid*, dev* or val*, as Hugging Face datasets splits a folder)");
 
   const auto tok_path = tokenizer_path(ctx);
-  const std::shared_ptr<const Tokenizer> tokenizer = Tokenizer::load(tok_path);
+  std::shared_ptr<const Tokenizer> tokenizer = Tokenizer::load(tok_path);
   const auto tokenizer_file = fs::is_directory(tok_path) ? (fs::path(tok_path) / "tokenizer.json").string() : tok_path;
+  // AITraining's chatml and zephyr give the tokenizer their special tokens and template.
+  if (const auto name = o.get_string("chat_template"); name == "chatml" || name == "zephyr") {
+    auto with = add_template_tokens(tokenizer_file, name);
+    tokenizer = std::move(with.tokenizer);
+    tokenizer_files_ = std::move(with.files);
+    std::string added;
+    for (const auto& t : with.added) added += (added.empty() ? "" : " ") + t;
+    tokenizer_change_ = "--dataset.chat_template=" + name + ": " +
+                        (added.empty() ? "the tokenizer has all of AITraining's special tokens for it"
+                                       : "AITraining's special tokens the tokenizer lacked were added: " + added +
+                                             " (ids " + std::to_string(tokenizer->vocab_size() - with.added.size()) +
+                                             " to " + std::to_string(tokenizer->vocab_size() - 1) + ")") +
+                        "; checkpoints save the tokenizer so, with the " + name + " template";
+    if (!ctx.runtime || ctx.runtime->is_main()) log->info("text dataset: {}", tokenizer_change_);
+  }
+  token_count_ = static_cast<std::int64_t>(tokenizer->vocab_size());
   std::vector<std::string> files;
   if (split == "validation" && !validation_path.empty()) {
     files = data_files(validation_path, "--dataset.validation_path");

@@ -3,6 +3,7 @@ folders and computes their logits.
 
   llama_peer.py make <folder>:<tied 0|1>:<shard 0|1>[:<dtype float32|bfloat16>[:<family>]] ...
   llama_peer.py logits <folder> <out.safetensors> [<folder> <out.safetensors> ...]
+  llama_peer.py resize <folder> <count> <out.safetensors>
 
 (several folders per call: importing transformers takes seconds)
 
@@ -14,7 +15,8 @@ window of 5 in layer 1 by max_window_layers), Qwen3 (q_norm/k_norm, head_dim 16 
 hidden_size / heads, attention_bias, a window of 4 in layer 0 by layer_types), Mistral (a window
 of 6 in every layer). The batch is 12 tokens long: each window cuts off keys. `logits` loads <folder> strictly (no missing, unexpected or mismatched
 key) and writes a right-padded batch (input_ids, attention_mask, labels) with transformers'
-logits and mean loss for it.
+logits and mean loss for it. `resize` loads <folder>, calls resize_token_embeddings(<count>) (mean
+resizing, transformers' default) and writes the input embedding and output layer weights it ends with.
 """
 import json
 import sys
@@ -90,6 +92,15 @@ def logits(folder, out):
     print(f"transformers loaded {folder} strictly ({type(model).__name__}, dtype {model.dtype})")
 
 
+def resize(folder, count, out):
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+    model.resize_token_embeddings(count)
+    save_file({"embed_tokens": model.get_input_embeddings().weight.detach().contiguous(),
+               "lm_head": model.get_output_embeddings().weight.detach().clone().contiguous(),
+               "vocab_size": torch.tensor([model.config.vocab_size])}, out)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "make":
         for spec in sys.argv[2:]:
@@ -98,5 +109,7 @@ if __name__ == "__main__":
     elif sys.argv[1] == "logits":
         for folder, out in zip(sys.argv[2::2], sys.argv[3::2]):
             logits(folder, out)
+    elif sys.argv[1] == "resize":
+        resize(sys.argv[2], int(sys.argv[3]), sys.argv[4])
     else:
         sys.exit(f"unknown command {sys.argv[1]}")

@@ -85,3 +85,50 @@ TEST_CASE("llama fine-tunes on conversations (assistant-only loss): 1 process an
   CHECK(worst <= 2e-6);
   lm_fixture("load", dir / "ddp/checkpoints/last/pretrained_model");
 }
+
+TEST_CASE("--dataset.chat_template=chatml on a tokenizer without its tokens: AITraining's tokens are added and the "
+          "embeddings grow; a resumed run ends bitwise where a straight one does; transformers loads the checkpoint "
+          "with AITraining's tokenizer") {
+  TempDir dir("sk-lm-chatml");
+  lm_fixture("make", dir.path());
+  {
+    std::ofstream(dir / "chat.jsonl") << conversations(32);
+  }
+  const auto vocab = boost::json::parse(slurp(dir / "model/config.json")).at("vocab_size").to_number<std::int64_t>();
+  const auto straight = run_program(
+      "shardkit-train",
+      {"--output_dir=" + dir / "run", "--policy.path=" + dir / "model", "--dataset.type=text",
+       "--dataset.path=" + dir / "chat.jsonl", "--dataset.chat_template=chatml", "--dataset.max_seq_len=64",
+       "--dataset.cache_dir=" + dir / "cache", "--batch_size=4", "--steps=4", "--save_freq=2", "--log_freq=1",
+       "--optimizer.lr=1e-3", "--seed=3", "--num_threads=1"});
+  INFO(straight.output);
+  REQUIRE(straight.exit_code == 0);
+  CHECK(contains(straight.output, "AITraining's special tokens the tokenizer lacked were added: <s> <|im_end|> <pad> "
+                                  "<|im_start|>user <|im_start|>assistant <|im_start|>system (ids " +
+                                      std::to_string(vocab) + " to " + std::to_string(vocab + 5) + ")"));
+  CHECK(contains(straight.output, "token embeddings: the tokenizer has " + std::to_string(vocab + 6) +
+                                      " tokens and the model embedded " + std::to_string(vocab) + ": grown to"));
+  roll_back_copy(dir / "run", dir / "resumed", "000002");
+  const auto resumed = run_program("shardkit-train", {"--resume=true", "--output_dir=" + dir / "resumed"});
+  INFO(resumed.output);
+  REQUIRE(resumed.exit_code == 0);
+  const auto saved = dir / "run/checkpoints/000004/pretrained_model";
+  const auto a = read_tensors(saved + "/model.safetensors");
+  const auto b = read_tensors(dir / "resumed/checkpoints/000004/pretrained_model/model.safetensors");
+  REQUIRE(a.size() == b.size());
+  for (const auto& [name, t] : a) {
+    INFO(name);
+    CHECK(torch::equal(t, b.at(name)));
+  }
+  CHECK(a.at("model.embed_tokens.weight").size(0) == vocab + 6);
+  CHECK(boost::json::parse(slurp(saved + "/config.json")).at("vocab_size").to_number<std::int64_t>() == vocab + 6);
+  // The saved tokenizer is AITraining's (expected_chat.py fails otherwise), and transformers loads
+  // the model strictly.
+  const auto check = run_command(python() + " " +
+                                 shell_quote(std::string(SHARDKIT_SOURCE_DIR) + "/tests/integration/text/expected_chat.py") +
+                                 " " + shell_quote(dir / "model") + " " + shell_quote(dir / "chat.jsonl") + " 64 markers " +
+                                 shell_quote(dir / "expected.json") + " chatml " + shell_quote(saved));
+  INFO(check.output);
+  CHECK(check.exit_code == 0);
+  lm_fixture("load", saved);
+}

@@ -8,6 +8,8 @@
 #include <filesystem>
 
 #include "chat_test_util.hpp"
+#include "shardkit/capability.hpp"
+#include "shardkit/token_embeddings.hpp"
 
 using namespace shardkit::test;
 
@@ -15,16 +17,17 @@ namespace {
 
 struct ChatExpected {
   std::vector<std::vector<std::int64_t>> ids, labels;
+  std::int64_t vocab_size = 0, pad_id = 0;  ///< len(tokenizer) and its pad id
 };
 
 // expected_chat.py: TRL's SFTTrainer (modes all, generation) or the marker rule (markers).
 ChatExpected python_chat(const std::string& tokenizer, const std::string& data, std::int64_t seq_len,
-                         const std::string& mode, const TempDir& dir) {
+                         const std::string& mode, const TempDir& dir, const std::string& extra_args = "") {
   const auto out = dir / ("expected-" + mode + ".json");
   const auto r = run_command(python() + " " +
                              shell_quote(std::string(SHARDKIT_SOURCE_DIR) + "/tests/integration/text/expected_chat.py") +
                              " " + shell_quote(tokenizer) + " " + shell_quote(data) + " " + std::to_string(seq_len) +
-                             " " + mode + " " + shell_quote(out));
+                             " " + mode + " " + shell_quote(out) + extra_args);
   if (r.exit_code != 0) throw std::runtime_error("expected_chat.py failed:\n" + r.output);
   const auto root = boost::json::parse(slurp(out)).as_object();
   const auto rows = [&](const char* key) {
@@ -35,7 +38,8 @@ ChatExpected python_chat(const std::string& tokenizer, const std::string& data, 
     }
     return all;
   };
-  return {rows("input_ids"), rows("labels")};
+  return {rows("input_ids"), rows("labels"), root.at("vocab_size").to_number<std::int64_t>(),
+          root.at("pad_id").to_number<std::int64_t>()};
 }
 
 // Our samples equal Python's, row by row: ids, labels, then padding (pad id, label -100, mask 0).
@@ -100,6 +104,31 @@ TEST_CASE("chat data: templates without generation blocks are labelled by their 
     auto dataset = open_text({{"path", data}, {"tokenizer", tokenizer}, {"max_seq_len", std::int64_t{96}},
                               {"cache_dir", dir / "cache"}});
     require_same(all_samples(*dataset), python_chat(tokenizer, data, 96, "markers", dir), 96, pad_of(tokenizer));
+  }
+}
+
+TEST_CASE("chat data: chatml and zephyr give the tokenizer AITraining's special tokens and template, as transformers "
+          "does; the files saved load as AITraining's tokenizer", "[text][chat]") {
+  TempDir dir;
+  const auto data = write_chat_jsonl(dir);
+  // A tokenizer lacking every token; Mistral's has <s> and </s>; zephyr's has <s>; chatml's has all but <s>, <pad>.
+  const std::pair<const char*, const char*> cases[] = {
+      {"llama3_chat", "chatml"}, {"mistral", "zephyr"}, {"zephyr", "chatml"}, {"chatml", "zephyr"}, {"chatml", "chatml"}};
+  for (const auto& [family, name] : cases) {
+    const auto tokenizer = chat_tokenizers() + "/" + family;
+    INFO(family << " with --dataset.chat_template=" << name);
+    auto dataset = open_text({{"path", data}, {"tokenizer", tokenizer}, {"max_seq_len", std::int64_t{96}},
+                              {"chat_template", std::string(name)}, {"cache_dir", dir / "cache"}});
+    const auto* tokens = shardkit::capability<shardkit::DatasetTokenizer>(*dataset);
+    REQUIRE(tokens != nullptr);
+    const auto saved = dir / (std::string("saved-") + family + "-" + name);
+    std::filesystem::create_directories(saved);
+    const auto files = tokens->tokenizer_files();
+    CHECK(files.size() == 3);
+    for (const auto& [file, content] : files) write_file(saved + "/" + file, content);
+    const auto want = python_chat(tokenizer, data, 96, "markers", dir, std::string(" ") + name + " " + shell_quote(saved));
+    CHECK(tokens->token_count() == want.vocab_size);
+    require_same(all_samples(*dataset), want, 96, want.pad_id);
   }
 }
 
@@ -192,9 +221,6 @@ TEST_CASE("chat data: the chat template options refuse what they cannot do, sayi
   CHECK(contains(text_error({{"path", data}, {"tokenizer", tokenizer}, {"chat_template", std::string("none")},
                              {"cache_dir", cache}}),
                  "--dataset.chat_template=none trains on plain text only: give --dataset.chat_template=tokenizer"));
-  CHECK(contains(text_error({{"path", data}, {"tokenizer", tokenizer}, {"chat_template", std::string("chatml")},
-                             {"cache_dir", cache}}),
-                 "--dataset.chat_template=chatml needs the special tokens AITraining adds for it (<|im_start|>user"));
   CHECK(contains(text_error({{"path", data}, {"tokenizer", tokenizer}, {"chat_template", dir / "missing.jinja"},
                              {"cache_dir", cache}}),
                  "missing.jinja: not tokenizer, chatml, zephyr or none, and no such .jinja file"));

@@ -1,7 +1,10 @@
 """What chat SFT should produce for a messages dataset, computed with the real TRL SFTTrainer.
 
-usage: expected_chat.py MODEL_DIR DATA_FILE SEQ_LEN MODE OUT.json
-MODEL_DIR holds tokenizer.json and tokenizer_config.json (with a chat_template). DATA_FILE is a .jsonl
+usage: expected_chat.py MODEL_DIR DATA_FILE SEQ_LEN MODE OUT.json [TEMPLATE [SAVED_DIR]]
+MODEL_DIR holds tokenizer.json and tokenizer_config.json (with a chat_template). TEMPLATE chatml or
+zephyr loads the tokenizer as AITraining's get_tokenizer does for --chat-template chatml|zephyr (its
+special tokens added, its template set). SAVED_DIR: a tokenizer folder that must load as that same
+tokenizer (vocabulary, special tokens, template), else the script fails. DATA_FILE is a .jsonl
 file whose lines each have a `messages` list. MODE:
   all         TRL SFTTrainer, assistant_only_loss=False: labels = input_ids.
   generation  TRL SFTTrainer, assistant_only_loss=True ({% generation %} template): TRL's labels.
@@ -10,7 +13,7 @@ file whose lines each have a `messages` list. MODE:
               markers without their trailing space as shardkit matches them, then cut to SEQ_LEN
               (keep start).
 Examples whose labels are all -100 are left out, as TRL leaves them out. Writes
-{"input_ids", "labels" (unpadded, per kept example), "dropped" (input indices left out; omitted
+{"vocab_size" (len(tokenizer)), "pad_id", "input_ids", "labels" (unpadded, per kept example), "dropped" (input indices left out; omitted
 where they cannot be determined), "texts" (apply_chat_template(tokenize=False) of kept examples;
 omitted with "dropped")}.
 The trainer gets a tiny random LlamaForCausalLM and never trains.
@@ -26,6 +29,47 @@ from trl import SFTConfig, SFTTrainer
 IGNORE = -100
 PROBE_TWO = [{"role": "user", "content": "test"}, {"role": "assistant", "content": "response"}]
 PROBE_ONE = [{"role": "user", "content": "test"}]
+
+
+# AITraining's ChatmlSpecialTokens and ZephyrSpecialTokens, and its templates for them.
+AITRAINING_TOKENS = {
+    "chatml": dict(pad_token="<pad>", bos_token="<s>", eos_token="<|im_end|>",
+                   additional_special_tokens=["<|im_start|>user", "<|im_start|>assistant", "<|im_start|>system",
+                                              "<|im_end|>", "<s>", "<pad>"]),
+    "zephyr": dict(pad_token="<pad>", bos_token="<s>", eos_token="</s>",
+                   additional_special_tokens=["<|user|>", "<|assistant|>", "<|system|>", "</s>", "<s>", "<pad>"]),
+}
+AITRAINING_TEMPLATES = {
+    "chatml": "{% for message in messages %}\n{{'<|im_start|>' + message['role'] + '\n' + message['content'] + "
+              "'<|im_end|>' + '\n'}}{% if loop.last and add_generation_prompt %}{{'<|im_start|>assistant\n' }}"
+              "{% endif %}{% endfor %}",
+    "zephyr": "{% for message in messages %}\n{% if message['role'] == 'user' %}\n{{ '<|user|>\n' + "
+              "message['content'] + eos_token }}\n{% elif message['role'] == 'system' %}\n{{ '<|system|>\n' + "
+              "message['content'] + eos_token }}\n{% elif message['role'] == 'assistant' %}\n{{ '<|assistant|>\n'  + "
+              "message['content'] + eos_token }}\n{% endif %}\n{% if loop.last and add_generation_prompt %}\n"
+              "{{ '<|assistant|>' }}\n{% endif %}\n{% endfor %}",
+}
+
+
+def aitraining_tokenizer(model_dir, template):
+    """As AITraining's get_tokenizer (src/autotrain/trainers/clm/utils.py) with chat_template=`template`."""
+    tok = AutoTokenizer.from_pretrained(model_dir, **AITRAINING_TOKENS[template])
+    tok.chat_template = AITRAINING_TEMPLATES[template]
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token
+    return tok
+
+
+def check_same_tokenizer(saved_dir, want):
+    got = AutoTokenizer.from_pretrained(saved_dir)
+    problems = [what for what, a, b in (
+        ("vocabulary", got.get_vocab(), want.get_vocab()),
+        ("special tokens", sorted(got.all_special_tokens), sorted(want.all_special_tokens)),
+        ("bos/eos/pad", (got.bos_token, got.eos_token, got.pad_token), (want.bos_token, want.eos_token, want.pad_token)),
+        ("chat template", got.chat_template, want.chat_template),
+        ("length", len(got), len(want))) if a != b]
+    if problems:
+        sys.exit(f"{saved_dir} does not load as AITraining's tokenizer: {', '.join(problems)} differ")
 
 
 def read_conversations(path):
@@ -162,9 +206,12 @@ def result_of(tok, conversations, examples):
 
 def main():
     model_dir, data_file, seq_len, mode, out = sys.argv[1:6]
+    template = sys.argv[6] if len(sys.argv) > 6 else None
     seq_len = int(seq_len)
     datasets.disable_progress_bars()
-    tok = AutoTokenizer.from_pretrained(model_dir)
+    tok = aitraining_tokenizer(model_dir, template) if template else AutoTokenizer.from_pretrained(model_dir)
+    if len(sys.argv) > 7:
+        check_same_tokenizer(sys.argv[7], tok)
     conversations = read_conversations(data_file)
     if mode == "markers":
         examples = markers_examples(tok, conversations, seq_len)
@@ -172,8 +219,10 @@ def main():
         examples = trl_examples(tok, conversations, seq_len, assistant_only_loss=mode == "generation")
     else:
         sys.exit(f"unknown MODE {mode!r} (all, generation or markers)")
+    result = result_of(tok, conversations, examples)
+    result.update(vocab_size=len(tok), pad_id=tok.pad_token_id)
     with open(out, "w", encoding="utf-8") as f:
-        json.dump(result_of(tok, conversations, examples), f, ensure_ascii=False)
+        json.dump(result, f, ensure_ascii=False)
 
 
 if __name__ == "__main__":

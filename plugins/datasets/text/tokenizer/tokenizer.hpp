@@ -53,6 +53,11 @@ class Tokenizer {
 
   ~Tokenizer();
 
+  /// Takes bos/eos/pad from tokenizer_config.json's text (`config_path` names it in errors), as
+  /// load() does with the file beside tokenizer.json. FormatError when it is not JSON or names a
+  /// token the tokenizer lacks.
+  void apply_config(const std::string& config_text, const std::string& config_path);
+
   /// The ids of `text` (valid UTF-8, else FormatError), with the post-processor's special
   /// tokens (e.g. <|begin_of_text|>) when `add_special_tokens`. Appends to `out`.
   void encode(std::string_view text, bool add_special_tokens, std::vector<std::uint32_t>& out) const;
@@ -82,7 +87,6 @@ class Tokenizer {
 
  private:
   Tokenizer(TokenizerParts parts, std::string source);
-  void apply_config(const std::string& config_text, const std::string& config_path);
   /// The ids of one piece of normalized text between added tokens; `at_start`: it begins the input.
   void encode_text(std::string_view text, bool at_start, std::vector<std::uint32_t>& out) const;
   /// Calls `piece(normalized, segment)` for each part of `text` between added tokens, in order,
