@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
+#include "shardkit/error.hpp"
 #include "train_options.hpp"
 
 namespace shardkit::train {
@@ -44,6 +47,17 @@ SchedulerOptions scheduler_options(const Config& config, std::int64_t steps, dou
   SchedulerOptions sched;
   sched.type = options.scheduler_type;
   sched.warmup_steps = options.scheduler_num_warmup_steps;
+  if (options.scheduler_warmup_ratio > 0) {
+    if (sched.warmup_steps > 0)
+      throw ConfigError("--scheduler.num_warmup_steps=" + std::to_string(sched.warmup_steps) +
+                        " and --scheduler.warmup_ratio=" + fmt::format("{:g}", options.scheduler_warmup_ratio) +
+                        " both set the warmup: give one");
+    // transformers' ceil(ratio x optimizer updates), in loop steps.
+    const auto accum = std::max<std::int64_t>(1, options.accelerator_gradient_accumulation_steps);
+    const auto updates = static_cast<double>(steps / accum);
+    sched.warmup_steps = static_cast<std::int64_t>(std::ceil(options.scheduler_warmup_ratio * updates - 1e-9)) * accum;
+  }
+  sched.accumulation = options.accelerator_gradient_accumulation_steps;
   sched.decay_steps = options.scheduler_num_decay_steps == 0 ? steps : options.scheduler_num_decay_steps;
   sched.peak_lr = peak_lr;
   sched.decay_lr = options.scheduler_decay_lr;

@@ -10,6 +10,16 @@ namespace shardkit {
 
 double Scheduler::lr(std::int64_t step) const {
   const auto& o = options_;
+  if (o.type == "linear") {
+    // transformers' get_linear_schedule_with_warmup over optimizer updates: from 0 up to the peak
+    // over the warmup, then down to 0 at decay_steps. `step` is the loop step of an update.
+    const auto per_update = std::max<std::int64_t>(1, o.accumulation);
+    const auto update = static_cast<double>(std::max<std::int64_t>(0, (step + 1) / per_update - 1));
+    const auto warmup = static_cast<double>(o.warmup_steps / per_update);
+    const auto total = static_cast<double>(o.decay_steps / per_update);
+    if (update < warmup) return o.peak_lr * update / warmup;
+    return o.peak_lr * std::max(0.0, (total - update) / std::max(1.0, total - warmup));
+  }
   if (o.warmup_steps > 0 && step < o.warmup_steps) {
     // LeRobot: from peak/(warmup+1) at step 0 rising linearly to peak at warmup_steps.
     const double start = 1.0 / static_cast<double>(o.warmup_steps + 1);

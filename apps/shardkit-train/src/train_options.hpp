@@ -87,6 +87,7 @@ struct TrainOptions {
   double optimizer_grad_clip_norm{};  ///< --optimizer.grad_clip_norm
   std::string scheduler_type{};  ///< --scheduler.type
   std::int64_t scheduler_num_warmup_steps{};  ///< --scheduler.num_warmup_steps
+  double scheduler_warmup_ratio{};  ///< --scheduler.warmup_ratio
   std::int64_t scheduler_num_decay_steps{};  ///< --scheduler.num_decay_steps
   double scheduler_decay_lr{};  ///< --scheduler.decay_lr
   std::string accelerator_mixed_precision{};  ///< --accelerator.mixed_precision

@@ -283,7 +283,7 @@ int Trainer::run() {
     if (metrics_->due(done, update, !evaluated.empty()))
       metrics_->write_line(done, {epochs_done(), train_step.lr(), train_step.grad_norm(), std::move(evaluated)},
                            mesh_->world());
-    const bool saved_now = save && (done % options_.save_freq == 0 || done == steps_);
+    const bool saved_now = save && ((options_.save_freq > 0 && done % options_.save_freq == 0) || done == steps_);
     if (saved_now) checkpoints_->save(done, metrics_->window());
     if (const int sig = update && done < steps_ ? stop_requested() : 0) {
       if (save && !saved_now) checkpoints_->save(done, metrics_->window());

@@ -76,10 +76,10 @@ TEST_CASE("shardkit-env lists each plugin's capabilities, traits, aliases and ho
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.output, "policy act: normalization/1,pretrained_config/1,optimizer_preset/1,lora_targets/1 |"));
   CHECK(contains(r.output, "policy llama: pretrained_config/1,pretrained_weights/1,pretrained_files/1,causal_lm/1,"
-                           "lora_targets/1 |"));
+                           "lora_targets/1,token_embeddings/1 |"));
   CHECK(contains(r.output, "policy mlp: normalization/1 |"));
   CHECK(contains(r.output, "dataset lerobot: dataset_statistics/1,augmentation/1 |"));
-  CHECK(contains(r.output, "dataset text: dataset_preview/1 |"));
+  CHECK(contains(r.output, "dataset text: dataset_preview/1,dataset_tokenizer/1 |"));
   CHECK(contains(r.output, "backend fsdp: sharding_report/1 | shards_parameters,multi_process,preferred_by_auto |  | \n"));
   CHECK(contains(r.output, "backend ddp:  | multi_process,preferred_by_auto |  | \n"));
   CHECK(contains(r.output, "backend single:  | preferred_by_auto |  | \n"));

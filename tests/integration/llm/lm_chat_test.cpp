@@ -16,38 +16,6 @@
 
 using namespace shardkit::test;
 
-namespace {
-
-const char* const kWords[] = {"the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "dog", "while",
-                              "robots", "learn", "to", "grasp", "cubes", "and", "pour", "water", "from", "cup"};
-
-// `n` conversations of one to three exchanges, of varied lengths (so rows have different numbers
-// of labelled tokens), from a fixed generator.
-std::string conversations(int n) {
-  std::uint64_t state = 12345;
-  const auto next = [&](std::uint64_t below) {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (state >> 33) % below;
-  };
-  const auto sentence = [&] {
-    std::string s;
-    for (auto w = 2 + next(8); w > 0; --w) s += std::string(s.empty() ? "" : " ") + kWords[next(20)];
-    return s;
-  };
-  std::string jsonl;
-  for (int i = 0; i < n; ++i) {
-    boost::json::array messages;
-    for (auto turns = 1 + next(3); turns > 0; --turns) {
-      messages.push_back({{"role", "user"}, {"content", sentence()}});
-      messages.push_back({{"role", "assistant"}, {"content", sentence()}});
-    }
-    jsonl += boost::json::serialize(boost::json::object{{"messages", messages}}) + "\n";
-  }
-  return jsonl;
-}
-
-}  // namespace
-
 TEST_CASE("llama fine-tunes on conversations (assistant-only loss): 1 process and 2 ddp ranks agree") {
   TempDir dir("sk-lm-chat");
   lm_fixture("make", dir.path());

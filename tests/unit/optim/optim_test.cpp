@@ -70,6 +70,27 @@ TEST_CASE("cosine schedule decays from peak to decay_lr", "[optim][scheduler]") 
   CHECK(s.state_json(10).find("\"last_epoch\": 10") != std::string::npos);
 }
 
+TEST_CASE("linear schedule is transformers' get_linear_schedule_with_warmup", "[optim][scheduler]") {
+  // transformers 5.25: get_linear_schedule_with_warmup(optimizer(lr=2), 3, 25) gives, per step,
+  // 0, 2/3, 4/3, 2, then 2 x (25 - step) / 22 down to 0 at step 25.
+  shardkit::SchedulerOptions o;
+  o.type = "linear";
+  o.peak_lr = 2.0;
+  o.warmup_steps = 3;
+  o.decay_steps = 25;
+  shardkit::Scheduler s(o);
+  CHECK(s.lr(0) == 0.0);
+  CHECK(s.lr(1) == Approx(0.6666666666666666));
+  CHECK(s.lr(3) == Approx(2.0));
+  CHECK(s.lr(4) == Approx(1.9090909090909092));
+  CHECK(s.lr(14) == Approx(1.0));
+  CHECK(s.lr(24) == Approx(0.09090909090909091));
+  CHECK(s.lr(25) == 0.0);
+  CHECK(s.lr(30) == 0.0);
+  o.warmup_steps = 0;
+  CHECK(shardkit::Scheduler(o).lr(0) == Approx(2.0));
+}
+
 TEST_CASE("clip_grad_norm matches torch::nn::utils::clip_grad_norm_", "[optim]") {
   torch::manual_seed(5);
   std::vector<torch::Tensor> ours = {torch::randn({3, 3}) * 4, torch::randn({7}) * 4};

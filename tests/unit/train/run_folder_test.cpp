@@ -10,6 +10,7 @@
 
 #include "../../../apps/shardkit-train/src/optimizer_setup.hpp"
 #include "../../../apps/shardkit-train/src/run_folder.hpp"
+#include "../../../apps/shardkit-train/src/scheduler.hpp"
 #include "../../../apps/shardkit-train/src/train_options.hpp"
 #include "shardkit/config_resolution.hpp"
 #include "shardkit/error.hpp"
@@ -188,4 +189,31 @@ TEST_CASE("the scheduler decays over the whole run unless told otherwise", "[tra
   CHECK(sched.decay_lr == 1e-5);
   config.set("scheduler.num_decay_steps", std::int64_t{200});
   CHECK(shardkit::train::scheduler_options(config, 500, 3e-4).decay_steps == 200);
+}
+
+TEST_CASE("--scheduler.warmup_ratio is the warmup as a fraction of the run's steps, rounded up, as transformers",
+          "[train][optimizer_setup]") {
+  auto config = optimizer_values();
+  config.set("scheduler.num_warmup_steps", std::int64_t{0});
+  config.set("scheduler.warmup_ratio", 0.1);
+  // transformers 5.25's TrainingArguments(warmup_steps=0.1).get_warmup_steps(n): 3 for 25, 1 for 10 and 7.
+  CHECK(shardkit::train::scheduler_options(config, 25, 3e-4).warmup_steps == 3);
+  CHECK(shardkit::train::scheduler_options(config, 10, 3e-4).warmup_steps == 1);
+  CHECK(shardkit::train::scheduler_options(config, 7, 3e-4).warmup_steps == 1);
+  // With accumulation the ratio is of optimizer updates: 100 loop steps of 4 are 25 updates, 3 of
+  // them warmup (12 loop steps), and the schedule counts updates.
+  config.set("accelerator.gradient_accumulation.steps", std::int64_t{4});
+  config.set("scheduler.type", std::string("linear"));
+  const auto accumulated = shardkit::train::scheduler_options(config, 100, 2.0);
+  CHECK(accumulated.warmup_steps == 12);
+  const shardkit::Scheduler linear(accumulated);
+  CHECK(linear.lr(3) == 0.0);                        // the first update
+  CHECK(linear.lr(7) == Approx(2.0 / 3.0));          // the second
+  CHECK(linear.lr(15) == Approx(2.0 * 22 / 22));     // the fourth: the peak
+  CHECK(linear.lr(19) == Approx(1.9090909090909092));
+  CHECK(linear.lr(99) == Approx(0.09090909090909091));  // the 25th and last
+  config.set("accelerator.gradient_accumulation.steps", std::int64_t{1});
+  config.set("scheduler.num_warmup_steps", std::int64_t{4});
+  CHECK_THROWS_WITH(shardkit::train::scheduler_options(config, 25, 3e-4),
+                    Catch::Contains("--scheduler.num_warmup_steps=4 and --scheduler.warmup_ratio=0.1 both set"));
 }

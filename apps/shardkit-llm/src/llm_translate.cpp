@@ -1,0 +1,192 @@
+// LLMTrainingParams translated into shardkit-train's options (docs/aitraining.md lists each).
+#include "llm_translate.hpp"
+
+#include <filesystem>
+#include <set>
+
+#include "llm_fields.hpp"
+#include "shardkit/error.hpp"
+
+namespace shardkit::llm {
+namespace fs = std::filesystem;
+namespace {
+
+/// The training file of `split` in the `data_path` folder: {split}.csv, else {split}.jsonl
+/// (AITraining's order); "" when neither exists.
+std::string split_file(const std::string& data_path, const std::string& split) {
+  std::error_code ec;
+  for (const char* ext : {".csv", ".jsonl"})
+    if (const auto p = fs::path(data_path) / (split + ext); fs::is_regular_file(p, ec)) return p.string();
+  return "";
+}
+
+std::string with_origin(const Params& p, const std::string& name) {
+  return p.at(name).origin + (p.at(name).origin == Params::kDefault ? " for " + name : "");
+}
+
+}  // namespace
+
+Translation translate(const Params& p, int processes, bool cuda) {
+  Translation t;
+  std::vector<std::string> problems;
+  auto& a = t.train_args;
+  const auto refuse = [&](const std::string& name, const std::string& answer) {
+    problems.push_back(with_origin(p, name) + "=" + p.text(name) + ": " + answer);
+  };
+
+  // What AITraining trains, and on what.
+  const auto trainer = p.text("trainer") == "generic" ? std::string("default") : p.text("trainer");
+  if (trainer != "default" && trainer != "sft")
+    refuse("trainer", "shardkit-llm has AITraining's default and sft trainers (causal-LM training on text and on "
+                      "conversations); " + trainer + " is not one of them");
+  const auto model = p.text("model");
+  std::error_code ec;
+  if (!fs::is_directory(model, ec))
+    problems.push_back(with_origin(p, "model") + "=" + model + ": not a model folder here; shardkit reads local "
+                       "Hugging Face folders (config.json, model.safetensors, tokenizer.json): download it first "
+                       "(hf download " + model + " --local-dir <folder>) and give the folder");
+  a.push_back("--policy.path=" + model);
+  a.push_back("--dataset.type=text");
+  const auto data_path = p.text("data_path");
+  const auto train_file = split_file(data_path, p.text("train_split"));
+  if (train_file.empty())
+    problems.push_back(with_origin(p, "data_path") + "=" + data_path + ": no " + p.text("train_split") + ".csv or " +
+                       p.text("train_split") + ".jsonl in it (AITraining reads {train_split}.csv, else .jsonl, from "
+                       "the data folder; Hub datasets are not read: download the files first)");
+  a.push_back("--dataset.path=" + (train_file.empty() ? data_path : train_file));
+  if (!p.is_none("valid_split"))
+    refuse("valid_split", "shardkit-llm does not evaluate on a validation split yet; leave valid_split null (None)");
+  if (p.text("text_column") != "text") a.push_back("--dataset.text_column=" + p.text("text_column"));
+  if (!p.is_none("chat_template")) {
+    const auto chat = p.text("chat_template");
+    static const std::set<std::string> kTemplates = {"tokenizer", "chatml", "zephyr", "none"};
+    if (!kTemplates.count(chat)) refuse("chat_template", "AITraining's values are tokenizer, chatml, zephyr and none");
+    a.push_back("--dataset.chat_template=" + chat);
+  }
+  a.push_back(std::string("--dataset.response_only_loss=") + (p.flag("response_only_loss") ? "true" : "false"));
+  if (!p.flag("add_eos_token"))
+    refuse("add_eos_token", "shardkit always ends a plain-text document with the EOS token (AITraining's default); "
+                            "leave add_eos_token at true");
+  // block_size: the sequence length (-1: model_max_length, as AITraining).
+  const auto block = p.text("block_size");
+  if (block.find(',') != std::string::npos)
+    refuse("block_size", "one block size per run in shardkit (AITraining's list is for its sweeps); give one");
+  else
+    a.push_back("--dataset.max_seq_len=" + (std::stoll(block) == -1 ? p.text("model_max_length") : block));
+  if (p.text("padding") != "right")
+    refuse("padding", "shardkit pads on the right (AITraining's default); padding only changes where the pad tokens "
+                      "sit, not what is trained");
+  if (!p.is_none("packing")) a.push_back(std::string("--dataset.packing=") + (p.flag("packing") ? "true" : "false"));
+  if (!p.is_none("max_samples"))
+    refuse("max_samples", "shardkit-llm trains on the whole file; cut the file to the samples you want");
+
+  // The optimizer and schedule: transformers' Trainer as AITraining sets it up.
+  a.push_back("--optimizer.lr=" + p.text("lr"));
+  a.push_back("--epochs=" + p.text("epochs"));
+  a.push_back("--batch_size=" + p.text("batch_size"));
+  a.push_back("--accelerator.gradient_accumulation.steps=" + p.text("gradient_accumulation"));
+  static const std::set<std::string> kAdamW = {"adamw_torch", "adamw_torch_fused", "adamw_hf", "adamw"};
+  if (!kAdamW.count(p.text("optimizer")))
+    refuse("optimizer", "shardkit's optimizer is AdamW (adamw_torch, AITraining's default)");
+  a.push_back("--optimizer.weight_decay=" + p.text("weight_decay"));
+  a.push_back("--optimizer.grad_clip_norm=" + p.text("max_grad_norm"));
+  const auto scheduler = p.text("scheduler");
+  if (scheduler == "linear" || scheduler == "constant") {
+    a.push_back("--scheduler.type=" + scheduler);
+    if (p.number("warmup_ratio") > 0) a.push_back("--scheduler.warmup_ratio=" + p.text("warmup_ratio"));
+  } else {
+    refuse("scheduler", "shardkit-llm has transformers' linear (AITraining's default) and constant schedules");
+  }
+  a.push_back("--seed=" + p.text("seed"));
+  if (!p.is_none("mixed_precision")) {
+    const auto mp = p.text("mixed_precision");
+    if (mp == "fp16" || mp == "bf16") a.push_back("--accelerator.mixed_precision=" + mp);
+    else if (mp == "none" || mp == "no") a.push_back("--accelerator.mixed_precision=no");
+    else refuse("mixed_precision", "AITraining's values are fp16, bf16 and none");
+  }
+
+  // LoRA (PEFT), with AITraining's defaults.
+  if (p.flag("peft")) {
+    a.push_back("--peft.method_type=LORA");
+    a.push_back("--peft.r=" + p.text("lora_r"));
+    a.push_back("--peft.lora_alpha=" + p.text("lora_alpha"));
+    a.push_back("--peft.lora_dropout=" + p.text("lora_dropout"));
+    a.push_back("--peft.target_modules=" + p.text("target_modules"));
+    a.push_back(std::string("--peft.merge=") + (p.flag("merge_adapter") ? "true" : "false"));
+  }
+  if (!p.is_none("quantization")) {
+    if (cuda)
+      refuse("quantization", "shardkit trains in fp32/bf16/fp16 only; leave quantization out");
+    else
+      t.warnings.push_back(with_origin(p, "quantization") + "=" + p.text("quantization") +
+                           ": without CUDA AITraining skips quantization, and so does shardkit-llm");
+  }
+
+  // Logging and checkpoints.
+  const auto log = p.text("log");
+  if (log == "wandb") {
+    t.warnings.push_back(with_origin(p, "log") + "=wandb: shardkit does not talk to Weights & Biases; TensorBoard "
+                         "files are written instead (" + p.text("project_name") + "/tensorboard; --log tensorboard "
+                         "says so without this warning, --log none writes none)");
+    a.push_back("--logger.type=jsonl,tensorboard");
+  } else if (log == "tensorboard") {
+    a.push_back("--logger.type=jsonl,tensorboard");
+  } else if (log == "trackio") {
+    a.push_back("--trackio.enable=true");
+  } else if (log != "none") {
+    refuse("log", "AITraining's values are wandb, tensorboard, trackio and none");
+  }
+  if (const auto every = p.integer("logging_steps"); every > 0) a.push_back("--log_freq=" + p.text("logging_steps"));
+  const auto save = p.text("save_strategy");
+  if (save == "steps") {
+    a.push_back("--save_freq=" + p.text("save_steps"));
+  } else if (save == "epoch" || save == "no") {
+    // The end of the (last) epoch: shardkit always saves the last step.
+    if (save == "epoch" && p.integer("epochs") > 1)
+      t.warnings.push_back(with_origin(p, "save_strategy") + "=epoch with " + p.text("epochs") +
+                           " epochs: shardkit-llm saves at the end of training only (save_strategy steps with "
+                           "save_steps N saves every N steps)");
+    a.push_back("--save_freq=0");
+  } else {
+    refuse("save_strategy", "AITraining's values are epoch, steps and no");
+  }
+  if (const auto strategy = p.text("eval_strategy"); strategy != "epoch" && strategy != "steps" && strategy != "no")
+    refuse("eval_strategy", "AITraining's values are epoch, steps and no");
+  if (!p.is_none("resume_from_checkpoint"))
+    refuse("resume_from_checkpoint", "not in shardkit-llm yet; resume with shardkit-train --resume=true "
+                                     "--output_dir=" + p.text("project_name"));
+
+  // Where and how it runs.
+  t.output_dir = p.text("project_name");
+  a.push_back("--output_dir=" + t.output_dir);
+  const auto backend = p.is_none("distributed_backend") ? std::string() : p.text("distributed_backend");
+  if (backend == "deepspeed") a.push_back("--distributed_backend=deepspeed");
+  else if (backend == "ddp" || (backend.empty() && processes > 1)) a.push_back("--distributed_backend=ddp");
+  else if (!backend.empty()) refuse("distributed_backend", "AITraining's values are ddp and deepspeed");
+  if (processes > 1 || backend == "ddp" || backend == "deepspeed")
+    a.push_back("--distributed.timeout_s=" + p.text("ddp_timeout"));
+
+  // What shardkit does not do, each with its answer.
+  if (p.flag("push_to_hub"))
+    refuse("push_to_hub", "shardkit-llm writes the model to the project folder; upload it with hf upload");
+  if (p.flag("unsloth")) refuse("unsloth", "unsloth is a Python library for CUDA; shardkit-llm trains without it");
+  if (p.flag("use_flash_attention_2") || p.text("attn_implementation") == "flash_attention_2")
+    problems.push_back("flash attention 2: shardkit computes attention with LibTorch's scaled_dot_product_attention "
+                       "(which picks a flash kernel on GPUs itself); leave use_flash_attention_2 and "
+                       "attn_implementation out");
+  if (p.flag("auto_find_batch_size"))
+    refuse("auto_find_batch_size", "give --batch-size (shardkit-train --dry_run shows the memory each rank needs)");
+  for (const auto& [name, param] : p.all())
+    if (is_other_field(name) && param.value && *param.value != "false" && *param.value != "False")
+      problems.push_back(param.origin + "=" + *param.value + ": " + name +
+                         " is an AITraining option shardkit-llm does not have; leave it out");
+
+  if (!problems.empty()) {
+    std::string text = "shardkit-llm cannot train this as asked:";
+    for (const auto& problem : problems) text += "\n  " + problem;
+    throw ConfigError(text);
+  }
+  return t;
+}
+
+}  // namespace shardkit::llm

@@ -1,0 +1,171 @@
+// shardkit-llm: AITraining's `llm --train` command line and YAML config, run through the real
+// binaries on a tiny transformers Llama with a chat template and a messages dataset: the guide's
+// commands under DDP and deepspeed at AUTOTRAIN_FORCE_NUM_PROCESSES=2 with --peft, the YAML form
+// resolving to the same shardkit-train options, and AITraining's refusals as one-line errors.
+#include <torch/torch.h>  // before Catch, so that CHECK is Catch's
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "lm_fixture.hpp"
+#include "program_environment.hpp"
+
+using namespace shardkit::test;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// dir/model (lm_fixture.py's tiny Llama with a chat template) and dir/data/train.jsonl (48
+/// conversations), made once per test case.
+void make_project_inputs(const TempDir& dir) {
+  lm_fixture("make", dir.path());
+  fs::create_directories(dir / "data");
+  std::ofstream(dir / "data/train.jsonl") << conversations(48);
+}
+
+ProcessResult llm(const std::vector<std::string>& args, const std::vector<std::string>& environment = {}) {
+  return run_program_with_environment("shardkit-llm", args, environment);
+}
+
+/// The value --print_config shows for `key` ("" when absent).
+std::string printed(const std::string& output, const std::string& key) {
+  const auto at = output.find("\n" + key + " ");
+  if (at == std::string::npos) return "";
+  const auto eq = output.find("= ", at);
+  const auto end = output.find_first_of(" \n", eq + 2);
+  auto value = output.substr(eq + 2, end - eq - 2);
+  if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
+  return value;
+}
+
+}  // namespace
+
+TEST_CASE("shardkit-llm runs the guide's command: --trainer sft --peft on 2 processes (AUTOTRAIN_FORCE_NUM_PROCESSES) "
+          "under DDP and deepspeed, its output also in autotrain.log") {
+  TempDir dir("sk-llm-cli");
+  make_project_inputs(dir);
+  for (const std::string backend : {"", "deepspeed"}) {
+    const auto project = dir / (backend.empty() ? "ddp-project" : "deepspeed-project");
+    INFO(project);
+    std::vector<std::string> args = {"--train", "--model", dir / "model", "--data-path", dir / "data",
+                                     "--project-name", project, "--trainer", "sft", "--peft", "--block-size", "64",
+                                     "--lr", "1e-3", "--batch-size", "2", "--gradient-accumulation", "2",
+                                     "--log", "tensorboard", "--ddp-timeout", "120"};
+    if (!backend.empty()) args.insert(args.end(), {"--distributed-backend", backend});
+    const auto r = llm(args, {"AUTOTRAIN_FORCE_NUM_PROCESSES=2"});
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    CHECK(contains(r.output, "2 processes (no CUDA device); running:\n  shardkit-run --nproc-per-node=2 shardkit-train "
+                             "--policy.path=" + dir / "model"));
+    CHECK(contains(r.output, backend.empty() ? "--distributed_backend=ddp" : "--distributed_backend=deepspeed"));
+    CHECK(contains(r.output, "--peft.method_type=LORA --peft.r=16 --peft.lora_alpha=32 --peft.lora_dropout=0.05 "
+                             "--peft.target_modules=all-linear --peft.merge=true"));
+    const auto log = slurp(project + "/autotrain.log");
+    CHECK(contains(log, "checkpoint saved"));
+    CHECK(contains(log, "LoRA: "));
+    CHECK(fs::exists(project + "/checkpoints/last/pretrained_model/adapter_model.safetensors"));
+    CHECK(fs::exists(project + "/merged_model/model.safetensors"));
+    CHECK(fs::is_directory(project + "/tensorboard"));
+  }
+}
+
+TEST_CASE("shardkit-llm --config takes AITraining's YAML: the same shardkit-train options as the flags, AITraining's "
+          "defaults, flags over the file; it trains") {
+  TempDir dir("sk-llm-yaml");
+  make_project_inputs(dir);
+  const auto yaml = dir / "config.yml";
+  std::ofstream(yaml) << "task: llm-sft\nbase_model: " << dir / "model" << "\nproject_name: " << dir / "yaml-project"
+                      << "\nlog: tensorboard\nbackend: local\n\ndata:\n  path: " << dir / "data"
+                      << "\n  train_split: train\n  valid_split: null\n  chat_template: tokenizer\n"
+                         "  column_mapping:\n    text_column: messages\n\nparams:\n  block_size: 64\n  lr: 1e-3\n"
+                         "  peft: true\n  batch_size: 4\n  epochs: 1\n";
+  const auto shown = llm({"--config", yaml, "--print_config"});
+  INFO(shown.output);
+  REQUIRE(shown.exit_code == 0);
+  // AITraining's defaults where shardkit-train's differ, the file's values, the translation.
+  const std::map<std::string, std::string> expected = {
+      {"policy.path", dir / "model"}, {"dataset.path", dir / "data/train.jsonl"},
+      {"dataset.text_column", "messages"}, {"dataset.chat_template", "tokenizer"}, {"dataset.max_seq_len", "64"},
+      {"optimizer.lr", "0.001"}, {"batch_size", "4"}, {"epochs", "1"},
+      {"accelerator.gradient_accumulation.steps", "4"}, {"scheduler.type", "linear"},
+      {"scheduler.warmup_ratio", "0.1"}, {"optimizer.weight_decay", "0.0"}, {"optimizer.grad_clip_norm", "1.0"},
+      {"seed", "42"}, {"peft.method_type", "LORA"}, {"peft.lora_alpha", "32.0"}, {"peft.lora_dropout", "0.05"},
+      {"peft.target_modules", "all-linear"}, {"peft.merge", "true"}, {"output_dir", dir / "yaml-project"}};
+  for (const auto& [key, value] : expected) {
+    INFO(key);
+    CHECK(printed(shown.output, key) == value);
+  }
+  CHECK_FALSE(fs::exists(dir / "yaml-project"));  // --print_config creates nothing
+  const auto overridden = llm({"--config", yaml, "--lr", "2e-3", "--print_config"});
+  CHECK(printed(overridden.output, "optimizer.lr") == "0.002");
+
+  const auto trained = llm({"--config", yaml});
+  INFO(trained.output);
+  REQUIRE(trained.exit_code == 0);
+  CHECK(contains(trained.output, "1 process (no CUDA device); running:\n  shardkit-train --policy.path="));
+  CHECK(fs::exists(dir / "yaml-project/checkpoints/last/pretrained_model/adapter_model.safetensors"));
+  CHECK(contains(slurp(dir / "yaml-project/autotrain.log"), "checkpoint saved"));
+
+  // training_params.json: AITraining's field names and types, no token; it runs the same again.
+  const auto recorded = boost::json::parse(slurp(dir / "yaml-project/training_params.json")).as_object();
+  CHECK(recorded.at("lr").as_double() == 1e-3);
+  CHECK(recorded.at("block_size").as_int64() == 64);
+  CHECK(recorded.at("peft").as_bool());
+  CHECK(recorded.at("lora_alpha").as_int64() == 32);
+  CHECK(recorded.at("trainer").as_string() == "sft");
+  CHECK(recorded.at("valid_split").is_null());
+  CHECK(recorded.at("text_column").as_string() == "messages");
+  CHECK_FALSE(recorded.contains("token"));
+  const auto again = llm({"--training_config", dir / "yaml-project/training_params.json", "--print_config"});
+  INFO(again.output);
+  REQUIRE(again.exit_code == 0);
+  for (const auto& [key, value] : expected) {
+    INFO(key);
+    CHECK(printed(again.output, key) == value);
+  }
+}
+
+TEST_CASE("shardkit-llm answers what it cannot do in one line each, and exits 2") {
+  TempDir dir("sk-llm-errors");
+  make_project_inputs(dir);
+  const std::vector<std::string> base = {"--train", "--model", dir / "model", "--data-path", dir / "data",
+                                         "--project-name", dir / "p"};
+  const auto with = [&](std::vector<std::string> extra) {
+    auto args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return llm(args);
+  };
+  const auto expect = [](const ProcessResult& r, const std::string& message) {
+    INFO(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.output, message));
+  };
+  // Where AITraining starts its interactive wizard.
+  expect(llm({"--train", "--model", dir / "model"}),
+         "missing --project-name, --data-path (AITraining would ask for them in its interactive wizard");
+  expect(llm({}), "nothing to do: give --train");
+  expect(with({"--epoch", "2"}), "LLMTrainingParams has no field 'epoch' (did you mean --epochs?)");
+  expect(with({"--epochs", "two"}), "--epochs=two: epochs takes an integer");
+  expect(with({"--trainer", "dpo"}), "--trainer=dpo: shardkit-llm has AITraining's default and sft trainers");
+  expect(with({"--use-sweep"}), "use_sweep is an AITraining option shardkit-llm does not have");
+  expect(with({"--unsloth"}), "--unsloth=true: unsloth is a Python library for CUDA");
+  expect(with({"--push-to-hub"}), "--push-to-hub=true: shardkit-llm writes the model to the project folder");
+  expect(with({"--use-flash-attention-2"}), "flash attention 2: shardkit computes attention with LibTorch's");
+  expect(llm({"--train", "--model", dir / "nowhere", "--data-path", dir / "data", "--project-name", dir / "p"}),
+         "nowhere: not a model folder here");
+  expect(llm({"--train", "--model", dir / "model", "--data-path", dir / "model", "--project-name", dir / "p"}),
+         "no train.csv or train.jsonl in it");
+  std::ofstream(dir / "partial.yaml") << "task: llm-sft\nbase_model: x\n";
+  expect(llm({"--config", dir / "partial.yaml"}),
+         "AITraining's config needs backend, project_name, log, data (valid_split and chat_template may be null)");
+  // Warnings, not errors: log wandb (AITraining's default) and quantization without CUDA.
+  const auto warned = with({"--quantization", "int4", "--print_config"});
+  INFO(warned.output);
+  CHECK(warned.exit_code == 0);
+  CHECK(contains(warned.output, "AITraining's default for log=wandb: shardkit does not talk to Weights & Biases"));
+  CHECK(contains(warned.output, "--quantization=int4: without CUDA AITraining skips quantization"));
+  CHECK(printed(warned.output, "logger.type") == "jsonl,tensorboard");
+}
