@@ -27,7 +27,7 @@ ACCELERATE_PIN=1.16.0
 DIFFUSERS_PIN=0.42.1
 TRL_PIN=1.16.0
 PYTHON_PEERS=(safetensors numpy "pyarrow==$PYARROW_PIN" transformers peft tokenizers tensorboard
-              "accelerate==$ACCELERATE_PIN" "diffusers==$DIFFUSERS_PIN" "trl==$TRL_PIN")
+              "accelerate==$ACCELERATE_PIN" "diffusers==$DIFFUSERS_PIN" "trl==$TRL_PIN" pytest)
 CONSTRAINTS=scripts/python-constraints.txt
 
 DEBIAN_PACKAGES=(cmake ninja-build g++ ccache pkg-config libgloo-dev libboost1.81-dev

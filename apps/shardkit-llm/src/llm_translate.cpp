@@ -1,7 +1,11 @@
 // LLMTrainingParams translated into shardkit-train's options (docs/aitraining.md lists each).
 #include "llm_translate.hpp"
 
+#include <boost/json.hpp>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
 
 #include "llm_fields.hpp"
@@ -18,6 +22,33 @@ std::string split_file(const std::string& data_path, const std::string& split) {
   for (const char* ext : {".csv", ".jsonl"})
     if (const auto p = fs::path(data_path) / (split + ext); fs::is_regular_file(p, ec)) return p.string();
   return "";
+}
+
+}  // namespace
+
+std::string project_folder(const std::string& project_name) {
+  if (project_name.empty() || fs::path(project_name).is_absolute()) return project_name;
+  std::string base;
+  if (const char* dir = std::getenv("AUTOTRAIN_PROJECTS_DIR"); dir && *dir) base = dir;
+  else if (const char* home = std::getenv("HOME"); home && *home) base = (fs::path(home) / "trainings").string();
+  else base = "trainings";
+  return (fs::path(base) / project_name).lexically_normal().string();
+}
+
+namespace {
+
+/// AITraining's effective model_max_length: the value given, else (at its default, 2048) the
+/// model's max_position_embeddings from config.json when it has one.
+std::int64_t model_max_length(const Params& p) {
+  if (p.given("model_max_length") || p.integer("model_max_length") != 2048) return p.integer("model_max_length");
+  std::ifstream in(fs::path(p.text("model")) / "config.json");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  boost::system::error_code ec;
+  const auto config = boost::json::parse(text, ec);
+  if (!ec && config.is_object())
+    if (const auto* v = config.as_object().if_contains("max_position_embeddings"); v && v->is_int64())
+      return v->as_int64();
+  return 2048;
 }
 
 std::string with_origin(const Params& p, const std::string& name) {
@@ -72,7 +103,7 @@ Translation translate(const Params& p, int processes, bool cuda) {
   if (block.find(',') != std::string::npos)
     refuse("block_size", "one block size per run in shardkit (AITraining's list is for its sweeps); give one");
   else
-    a.push_back("--dataset.max_seq_len=" + (std::stoll(block) == -1 ? p.text("model_max_length") : block));
+    a.push_back("--dataset.max_seq_len=" + (std::stoll(block) == -1 ? std::to_string(model_max_length(p)) : block));
   if (p.text("padding") != "right")
     refuse("padding", "shardkit pads on the right (AITraining's default); padding only changes where the pad tokens "
                       "sit, not what is trained");
@@ -126,8 +157,8 @@ Translation translate(const Params& p, int processes, bool cuda) {
   const auto log = p.text("log");
   if (log == "wandb") {
     t.warnings.push_back(with_origin(p, "log") + "=wandb: shardkit does not talk to Weights & Biases; TensorBoard "
-                         "files are written instead (" + p.text("project_name") + "/tensorboard; --log tensorboard "
-                         "says so without this warning, --log none writes none)");
+                         "files are written instead (" + project_folder(p.text("project_name")) +
+                         "/tensorboard; --log tensorboard says so without this warning, --log none writes none)");
     a.push_back("--logger.type=jsonl,tensorboard");
   } else if (log == "tensorboard") {
     a.push_back("--logger.type=jsonl,tensorboard");
@@ -154,10 +185,16 @@ Translation translate(const Params& p, int processes, bool cuda) {
     refuse("eval_strategy", "AITraining's values are epoch, steps and no");
   if (!p.is_none("resume_from_checkpoint"))
     refuse("resume_from_checkpoint", "not in shardkit-llm yet; resume with shardkit-train --resume=true "
-                                     "--output_dir=" + p.text("project_name"));
+                                     "--output_dir=" + project_folder(p.text("project_name")));
 
-  // Where and how it runs.
-  t.output_dir = p.text("project_name");
+  // Where and how it runs: AITraining's project path (a relative name goes under
+  // AUTOTRAIN_PROJECTS_DIR, else ~/trainings; the folder's name is letters, digits, - and _).
+  t.output_dir = project_folder(p.text("project_name"));
+  if (const auto name = fs::path(t.output_dir).filename().string();
+      name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") !=
+                          std::string::npos)
+    refuse("project_name", "project_name must be alphanumeric but can contain hyphens or underscores (AITraining's "
+                           "rule, for the folder's name)");
   a.push_back("--output_dir=" + t.output_dir);
   const auto backend = p.is_none("distributed_backend") ? std::string() : p.text("distributed_backend");
   if (backend == "deepspeed") a.push_back("--distributed_backend=deepspeed");

@@ -14,6 +14,10 @@ struct Translation {
   std::string output_dir;               ///< the project folder
 };
 
+/// AITraining's project path: `project_name` itself when absolute, else under
+/// $AUTOTRAIN_PROJECTS_DIR, else under ~/trainings.
+std::string project_folder(const std::string& project_name);
+
 /// What shardkit-train is asked to do for `params` on `processes` ranks (`cuda`: whether they
 /// run on GPUs). ConfigError listing every value shardkit-llm cannot do as asked, each with its
 /// one-line answer.
