@@ -12,6 +12,7 @@
 #include "llm_fields.hpp"
 #include "llm_params.hpp"
 #include "llm_translate.hpp"
+#include "project_output.hpp"
 #include "shardkit/error.hpp"
 #include "teed_run.hpp"
 
@@ -124,7 +125,17 @@ int run(const std::vector<std::string>& args) {
     // AITraining's record of the run: `shardkit-llm --training_config` runs it again.
     std::ofstream(fs::path(t.output_dir) / "training_params.json") << training_params_json(params);
   }
-  return run_teed(program, argv, log_file);
+  const auto code = run_teed(program, argv, log_file);
+  // AITraining's project folder, laid out once (by the first node's shardkit-llm in a multi-node job).
+  const char* rank = std::getenv("RANK");
+  if (code == 0 && !log_file.empty() && (!rank || std::string(rank) == "0")) {
+    std::ofstream log(log_file, std::ios::app);
+    for (const auto& line : finish_project(t.output_dir, params)) {
+      std::cerr << "shardkit-llm: " << line << "\n";
+      log << "shardkit-llm: " << line << "\n";
+    }
+  }
+  return code;
 }
 
 }  // namespace

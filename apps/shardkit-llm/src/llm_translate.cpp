@@ -183,9 +183,26 @@ Translation translate(const Params& p, int processes, bool cuda) {
   }
   if (const auto strategy = p.text("eval_strategy"); strategy != "epoch" && strategy != "steps" && strategy != "no")
     refuse("eval_strategy", "AITraining's values are epoch, steps and no");
-  if (!p.is_none("resume_from_checkpoint"))
-    refuse("resume_from_checkpoint", "not in shardkit-llm yet; resume with shardkit-train --resume=true "
-                                     "--output_dir=" + project_folder(p.text("project_name")));
+  // resume_from_checkpoint: auto/latest (the project's last checkpoint, a fresh start without
+  // one) or a checkpoint folder.
+  std::string resume_from;
+  if (!p.is_none("resume_from_checkpoint")) {
+    const auto r = p.text("resume_from_checkpoint");
+    if (r == "auto" || r == "latest") {
+      if (fs::exists(fs::path(project_folder(p.text("project_name"))) / "checkpoints" / "last", ec))
+        a.push_back("--resume=true");
+      else
+        t.warnings.push_back(with_origin(p, "resume_from_checkpoint") + "=" + r + ": " +
+                             project_folder(p.text("project_name")) + " has no checkpoint yet; training starts fresh");
+    } else if (fs::is_regular_file(fs::path(r) / "pretrained_model" / "train_config.json", ec)) {
+      resume_from = r;
+      a.push_back("--resume=true");
+      a.push_back("--config_path=" + (fs::path(r) / "pretrained_model" / "train_config.json").string());
+    } else {
+      refuse("resume_from_checkpoint", "not a checkpoint folder (<project>/checkpoints/<step>, holding "
+                                       "pretrained_model/train_config.json); auto or latest resumes the project's last");
+    }
+  }
 
   // Where and how it runs: AITraining's project path (a relative name goes under
   // AUTOTRAIN_PROJECTS_DIR, else ~/trainings; the folder's name is letters, digits, - and _).
@@ -195,7 +212,7 @@ Translation translate(const Params& p, int processes, bool cuda) {
                           std::string::npos)
     refuse("project_name", "project_name must be alphanumeric but can contain hyphens or underscores (AITraining's "
                            "rule, for the folder's name)");
-  a.push_back("--output_dir=" + t.output_dir);
+  if (resume_from.empty()) a.push_back("--output_dir=" + t.output_dir);  // else the checkpoint's run folder
   const auto backend = p.is_none("distributed_backend") ? std::string() : p.text("distributed_backend");
   if (backend == "deepspeed") a.push_back("--distributed_backend=deepspeed");
   else if (backend == "ddp" || (backend.empty() && processes > 1)) a.push_back("--distributed_backend=ddp");

@@ -8,9 +8,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
+#include "../distributed/launch.hpp"
 #include "lm_fixture.hpp"
 #include "program_environment.hpp"
+#include "shardkit/safetensors.hpp"
+#include "shardkit/safetensors_torch.hpp"
 
 using namespace shardkit::test;
 
@@ -24,6 +28,14 @@ void make_project_inputs(const TempDir& dir) {
   lm_fixture("make", dir.path());
   fs::create_directories(dir / "data");
   std::ofstream(dir / "data/train.jsonl") << conversations(48);
+}
+
+/// Every tensor of a safetensors file.
+std::map<std::string, torch::Tensor> read_safetensors(const std::string& path) {
+  const auto file = shardkit::safetensors::File::open(path);
+  std::map<std::string, torch::Tensor> out;
+  for (const auto& name : file.names()) out[name] = shardkit::safetensors::to_tensor(file.get(name));
+  return out;
 }
 
 ProcessResult llm(const std::vector<std::string>& args, const std::vector<std::string>& environment = {}) {
@@ -47,10 +59,13 @@ TEST_CASE("shardkit-llm runs the guide's command: --trainer sft --peft on 2 proc
           "under DDP and deepspeed, its output also in autotrain.log") {
   TempDir dir("sk-llm-cli");
   make_project_inputs(dir);
+  lm_fixture("bf16", dir.path());
   for (const std::string backend : {"", "deepspeed"}) {
     const auto project = dir / (backend.empty() ? "ddp-project" : "deepspeed-project");
+    // The deepspeed run's base is stored in bfloat16: its merged model is saved so.
+    const auto model = dir / (backend.empty() ? "model" : "model-bf16");
     INFO(project);
-    std::vector<std::string> args = {"--train", "--model", dir / "model", "--data-path", dir / "data",
+    std::vector<std::string> args = {"--train", "--model", model, "--data-path", dir / "data",
                                      "--project-name", project, "--trainer", "sft", "--peft", "--block-size", "64",
                                      "--lr", "1e-3", "--batch-size", "2", "--gradient-accumulation", "2",
                                      "--log", "tensorboard", "--ddp-timeout", "120"};
@@ -59,7 +74,7 @@ TEST_CASE("shardkit-llm runs the guide's command: --trainer sft --peft on 2 proc
     INFO(r.output);
     REQUIRE(r.exit_code == 0);
     CHECK(contains(r.output, "2 processes (no CUDA device); running:\n  shardkit-run --nproc-per-node=2 shardkit-train "
-                             "--policy.path=" + dir / "model"));
+                             "--policy.path=" + model));
     CHECK(contains(r.output, backend.empty() ? "--distributed_backend=ddp" : "--distributed_backend=deepspeed"));
     CHECK(contains(r.output, "--peft.method_type=LORA --peft.r=16 --peft.lora_alpha=32 --peft.lora_dropout=0.05 "
                              "--peft.target_modules=all-linear --peft.merge=true"));
@@ -69,7 +84,67 @@ TEST_CASE("shardkit-llm runs the guide's command: --trainer sft --peft on 2 proc
     CHECK(fs::exists(project + "/checkpoints/last/pretrained_model/adapter_model.safetensors"));
     CHECK(fs::exists(project + "/merged_model/model.safetensors"));
     CHECK(fs::is_directory(project + "/tensorboard"));
+    // AITraining's project folder: the merged model and its tokenizer at the top (no adapter
+    // files), in the base's dtype; a model card; runs/; training_params.json. transformers loads it.
+    for (const auto* file : {"model.safetensors", "config.json", "tokenizer.json", "README.md",
+                             "training_params.json"})
+      CHECK(fs::exists(project + "/" + file));
+    CHECK_FALSE(fs::exists(project + "/adapter_model.safetensors"));
+    CHECK(fs::is_directory(project + "/runs"));
+    const auto merged = read_safetensors(project + "/model.safetensors");
+    const auto dtype = backend.empty() ? torch::kFloat32 : torch::kBFloat16;
+    for (const auto& [name, t] : merged) {
+      INFO(name);
+      CHECK(t.scalar_type() == dtype);
+    }
+    const auto config = boost::json::parse(slurp(project + "/config.json")).as_object();
+    const auto* saved = config.contains("dtype") ? &config.at("dtype") : &config.at("torch_dtype");
+    CHECK(saved->as_string() == (backend.empty() ? "float32" : "bfloat16"));
+    lm_fixture("load", project);
   }
+}
+
+TEST_CASE("shardkit-llm --resume-from-checkpoint latest ends where an uninterrupted run does, bitwise; "
+          "save_total_limit keeps the newest checkpoints") {
+  TempDir dir("sk-llm-resume");
+  make_project_inputs(dir);
+  const auto run = [&](const std::string& project, std::vector<std::string> extra) {
+    std::vector<std::string> args = {"--train", "--model", dir / "model", "--data-path", dir / "data",
+                                     "--project-name", project, "--trainer", "sft", "--block-size", "64",
+                                     "--lr", "1e-3", "--batch-size", "2", "--gradient-accumulation", "2",
+                                     "--log", "none", "--save-strategy", "steps", "--save-steps", "4"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = llm(args);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    return r.output;
+  };
+  run(dir / "straight", {"--save-total-limit", "10"});
+  roll_back_copy(dir / "straight", dir / "resumed", "000008");
+  fs::remove(dir / "resumed/model.safetensors");
+  const auto resumed = run(dir / "resumed", {"--save-total-limit", "2", "--resume-from-checkpoint", "latest"});
+  CHECK(contains(resumed, "--resume=true"));
+  CHECK(contains(resumed, "resumed from"));
+  const auto a = read_safetensors(dir / "straight/model.safetensors");
+  const auto b = read_safetensors(dir / "resumed/model.safetensors");
+  REQUIRE(a.size() == b.size());
+  for (const auto& [name, t] : a) {
+    INFO(name);
+    CHECK(torch::equal(t, b.at(name)));
+  }
+  // 24 steps saved every 4: the straight run keeps all 6, the resumed one its newest 2.
+  const auto kept = [](const std::string& folder) {
+    std::set<std::string> names;
+    for (const auto& e : fs::directory_iterator(folder + "/checkpoints")) names.insert(e.path().filename().string());
+    return names;
+  };
+  CHECK(kept(dir / "straight").size() == 7);
+  CHECK(kept(dir / "resumed") == std::set<std::string>{"000020", "000024", "last"});
+  // A checkpoint folder that is not one is named.
+  const auto bad = llm({"--train", "--model", dir / "model", "--data-path", dir / "data", "--project-name",
+                        dir / "other", "--resume-from-checkpoint", dir / "data"});
+  CHECK(bad.exit_code == 2);
+  CHECK(contains(bad.output, "not a checkpoint folder"));
 }
 
 TEST_CASE("shardkit-llm --config takes AITraining's YAML: the same shardkit-train options as the flags, AITraining's "

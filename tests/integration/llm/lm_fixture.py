@@ -7,6 +7,8 @@ lm_fixture.py make DIR   -> DIR/model (a tokenizer trained by `tokenizers`, save
 lm_fixture.py load DIR   -> loads DIR (a shardkit checkpoint's pretrained_model) with transformers,
                             strictly, and its tokenizer with PreTrainedTokenizerFast; prints the
                             mean loss of the first 8 documents of data.jsonl-style text
+lm_fixture.py bf16 DIR   -> DIR/model-bf16: DIR/model saved again in bfloat16 (a base whose dtype a
+                            merged model keeps)
 lm_fixture.py chat DIR.. -> for each DIR, AutoTokenizer.from_pretrained(DIR).apply_chat_template of
                             one conversation (as text), as a JSON list; a folder whose tokenizer
                             has no chat template gives an error text instead
@@ -72,6 +74,17 @@ def load(folder):
     print(json.dumps({"loss": loss}))
 
 
+def bf16(root):
+    import shutil
+
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    target = os.path.join(root, "model-bf16")
+    shutil.copytree(os.path.join(root, "model"), target)
+    AutoModelForCausalLM.from_pretrained(os.path.join(root, "model")).to(torch.bfloat16).save_pretrained(target)
+
+
 def chat(folders):
     from transformers import AutoTokenizer
 
@@ -88,4 +101,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "chat":
         chat(sys.argv[2:])
     else:
-        {"make": make, "load": load}[sys.argv[1]](sys.argv[2])
+        {"make": make, "load": load, "bf16": bf16}[sys.argv[1]](sys.argv[2])
