@@ -1,6 +1,7 @@
 // LLMTrainingParams translated into shardkit-train's options (docs/aitraining.md lists each).
 #include "llm_translate.hpp"
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -51,6 +52,31 @@ std::int64_t model_max_length(const Params& p) {
   return 2048;
 }
 
+/// The examples of a .jsonl (non-blank lines) or .csv (records after the header; quoted fields
+/// may hold newlines) file, as AITraining's len(train_data); 0 when it cannot be read.
+std::int64_t count_examples(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) return 0;
+  std::int64_t count = 0;
+  if (fs::path(file).extension() == ".jsonl") {
+    for (std::string line; std::getline(in, line);)
+      count += line.find_first_not_of(" \t\r") != std::string::npos;
+    return count;
+  }
+  bool quoted = false, blank = true;
+  for (char c; in.get(c);) {
+    if (c == '"') quoted = !quoted;
+    if (c == '\n' && !quoted) {
+      count += !blank;
+      blank = true;
+    } else if (c != '\r') {
+      blank = false;
+    }
+  }
+  count += !blank;
+  return std::max<std::int64_t>(0, count - 1);  // the header
+}
+
 std::string with_origin(const Params& p, const std::string& name) {
   return p.at(name).origin + (p.at(name).origin == Params::kDefault ? " for " + name : "");
 }
@@ -85,8 +111,6 @@ Translation translate(const Params& p, int processes, bool cuda) {
                        p.text("train_split") + ".jsonl in it (AITraining reads {train_split}.csv, else .jsonl, from "
                        "the data folder; Hub datasets are not read: download the files first)");
   a.push_back("--dataset.path=" + (train_file.empty() ? data_path : train_file));
-  if (!p.is_none("valid_split"))
-    refuse("valid_split", "shardkit-llm does not evaluate on a validation split yet; leave valid_split null (None)");
   if (p.text("text_column") != "text") a.push_back("--dataset.text_column=" + p.text("text_column"));
   if (!p.is_none("chat_template")) {
     const auto chat = p.text("chat_template");
@@ -167,22 +191,43 @@ Translation translate(const Params& p, int processes, bool cuda) {
   } else if (log != "none") {
     refuse("log", "AITraining's values are wandb, tensorboard, trackio and none");
   }
-  if (const auto every = p.integer("logging_steps"); every > 0) a.push_back("--log_freq=" + p.text("logging_steps"));
+  // Steps: transformers counts optimizer updates, shardkit-train loop steps (x accumulation).
+  const auto accum = std::max<std::int64_t>(1, p.integer("gradient_accumulation"));
+  const auto valid_file = p.is_none("valid_split") ? std::string() : split_file(data_path, p.text("valid_split"));
+  // logging_steps -1: AITraining's rule, 20% of the (validation, else training) examples per
+  // batch, between 1 and 25.
+  auto logging_steps = p.integer("logging_steps");
+  if (logging_steps == -1) {
+    const auto counted = count_examples(valid_file.empty() ? train_file : valid_file);
+    logging_steps = std::clamp<std::int64_t>(
+        static_cast<std::int64_t>(0.2 * static_cast<double>(counted) / static_cast<double>(p.integer("batch_size"))), 1,
+        25);
+  }
+  if (logging_steps > 0) a.push_back("--log_freq=" + std::to_string(logging_steps * accum));
   const auto save = p.text("save_strategy");
   if (save == "steps") {
-    a.push_back("--save_freq=" + p.text("save_steps"));
-  } else if (save == "epoch" || save == "no") {
-    // The end of the (last) epoch: shardkit always saves the last step.
-    if (save == "epoch" && p.integer("epochs") > 1)
-      t.warnings.push_back(with_origin(p, "save_strategy") + "=epoch with " + p.text("epochs") +
-                           " epochs: shardkit-llm saves at the end of training only (save_strategy steps with "
-                           "save_steps N saves every N steps)");
-    a.push_back("--save_freq=0");
+    a.push_back("--save_freq=" + std::to_string(p.integer("save_steps") * accum));
+  } else if (save == "epoch") {
+    a.push_back("--save_strategy=epoch");
+  } else if (save == "no") {
+    a.push_back("--save_freq=0");  // the final model only: shardkit saves the last step
   } else {
     refuse("save_strategy", "AITraining's values are epoch, steps and no");
   }
-  if (const auto strategy = p.text("eval_strategy"); strategy != "epoch" && strategy != "steps" && strategy != "no")
+  const auto eval = p.text("eval_strategy");
+  if (eval != "epoch" && eval != "steps" && eval != "no")
     refuse("eval_strategy", "AITraining's values are epoch, steps and no");
+  // valid_split: the {valid_split} file, evaluated as eval_strategy says (every logging_steps
+  // updates for steps, transformers' default eval_steps).
+  if (!p.is_none("valid_split")) {
+    if (valid_file.empty())
+      problems.push_back(with_origin(p, "valid_split") + "=" + p.text("valid_split") + ": no " + p.text("valid_split") +
+                         ".csv or " + p.text("valid_split") + ".jsonl in " + data_path);
+    else if (eval != "no")
+      a.push_back("--dataset.validation_path=" + valid_file);
+    if (eval == "epoch") a.push_back("--eval_strategy=epoch");
+    else if (eval == "steps") a.push_back("--eval_steps=" + std::to_string(logging_steps * accum));
+  }
   // resume_from_checkpoint: auto/latest (the project's last checkpoint, a fresh start without
   // one) or a checkpoint folder.
   std::string resume_from;

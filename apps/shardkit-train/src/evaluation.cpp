@@ -54,9 +54,10 @@ EvalResult evaluate(Backend& backend, Policy& policy, const Dataset& data, std::
   return result;
 }
 
-EvalSchedule EvalSchedule::from(std::int64_t eval_freq, std::int64_t eval_steps) {
+EvalSchedule EvalSchedule::from(std::int64_t eval_freq, std::int64_t eval_steps, const std::string& strategy) {
   if (eval_freq > 0 && eval_steps > 0)  // check_evaluation_flags refuses this before
     throw ConfigError("--eval_freq and --eval_steps are both set; give one");
+  if (strategy == "epoch") return {"eval_strategy", 0, true, true};
   if (eval_steps > 0) return {"eval_steps", eval_steps, false};
   return {"eval_freq", eval_freq, true};
 }
@@ -65,7 +66,7 @@ Evaluation::Evaluation(const Registry& registry, const Config& config, const Run
                        const std::string& dataset, const Policy& policy, const EvalSchedule& schedule,
                        std::int64_t accum, std::int64_t max_samples)
     : schedule_(schedule), config_(config) {
-  if (schedule.every % accum != 0)
+  if (schedule.every > 0 && schedule.every % accum != 0)
     throw ConfigError("--" + schedule.flag + "=" + std::to_string(schedule.every) + " is not a multiple of "
                       "--accelerator.gradient_accumulation.steps=" + std::to_string(accum) +
                       ": evaluation runs at optimizer updates");

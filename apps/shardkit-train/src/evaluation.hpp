@@ -39,8 +39,11 @@ struct EvalSchedule {
   std::string flag;     ///< the option that asked for it: eval_freq or eval_steps
   std::int64_t every = 0;
   bool at_last = false;
-  /// From --eval_freq or --eval_steps (at most one is > 0); every == 0 when neither is.
-  static EvalSchedule from(std::int64_t eval_freq, std::int64_t eval_steps);
+  bool by_epoch = false;  ///< --eval_strategy=epoch: at each epoch's end (and the last step)
+  /// From --eval_freq or --eval_steps (at most one is > 0) and --eval_strategy; inactive() when
+  /// none asks for evaluation.
+  static EvalSchedule from(std::int64_t eval_freq, std::int64_t eval_steps, const std::string& strategy);
+  bool inactive() const { return every == 0 && !by_epoch; }
 };
 
 /// --eval_freq / --eval_steps: a second instance of the run's dataset plugin, on its validation
@@ -55,10 +58,11 @@ class Evaluation {
   Evaluation(const Evaluation&) = delete;  // the dataset plugin points at config_
   Evaluation& operator=(const Evaluation&) = delete;
 
-  /// Whether step `done` evaluates: an update at a multiple of the schedule's N, or (--eval_freq)
-  /// the last of `steps`.
-  bool due(std::int64_t done, bool update, std::int64_t steps) const {
-    return update && (done % schedule_.every == 0 || (schedule_.at_last && done == steps));
+  /// Whether step `done` evaluates: an update at a multiple of the schedule's N, (--eval_freq,
+  /// --eval_strategy=epoch) the last of `steps`, or (epoch) an update that ended an epoch.
+  bool due(std::int64_t done, bool update, std::int64_t steps, bool epoch_ended) const {
+    return update && ((schedule_.every > 0 && done % schedule_.every == 0) || (schedule_.at_last && done == steps) ||
+                      (schedule_.by_epoch && epoch_ended));
   }
   /// Evaluates at `step` with evaluate(); the values to log: eval_loss, and under --eval_freq
   /// eval_perplexity.

@@ -32,13 +32,18 @@ void check_evaluation_flags(const Config& config, const Provenance& provenance, 
                             std::vector<std::string>& notices) {
   const auto number = [&](const char* key) { return config.has(key) ? config.get_int(key) : 0; };
   const auto eval_freq = number("eval_freq"), eval_steps = number("eval_steps");
-  const auto flag = eval_steps > 0 ? "--eval_steps=" + std::to_string(eval_steps)
-                                   : "--eval_freq=" + std::to_string(eval_freq);
-  if (eval_freq > 0 && eval_steps > 0) {
+  const bool by_epoch = config.has("eval_strategy") && config.get_string("eval_strategy") == "epoch";
+  const auto flag = by_epoch        ? std::string("--eval_strategy=epoch")
+                    : eval_steps > 0 ? "--eval_steps=" + std::to_string(eval_steps)
+                                     : "--eval_freq=" + std::to_string(eval_freq);
+  if (by_epoch && (eval_freq > 0 || eval_steps > 0)) {
+    errors.push_back("--eval_strategy=epoch and --" + std::string(eval_steps > 0 ? "eval_steps" : "eval_freq") +
+                     " both say when to evaluate; give one (or --eval_strategy=steps with the step count)");
+  } else if (eval_freq > 0 && eval_steps > 0) {
     errors.push_back("--eval_freq=" + std::to_string(eval_freq) + " and --eval_steps=" + std::to_string(eval_steps) +
                      " both ask for offline evaluation; give one (--eval_steps: every N steps, LeRobot main's "
                      "name; --eval_freq: every N steps and at the last)");
-  } else if (eval_freq > 0 || eval_steps > 0) {
+  } else if (eval_freq > 0 || eval_steps > 0 || by_epoch) {
     if (!config.has("dataset.split"))
       errors.push_back(flag + " evaluates on a validation split, and --dataset.type=" +
                        config.get_string("dataset.type") + " has none (no --dataset.split option); use a dataset "

@@ -48,6 +48,8 @@ struct TrainOptions {
   std::int64_t log_freq{};  ///< --log_freq
   std::int64_t eval_freq{};  ///< --eval_freq
   std::int64_t eval_steps{};  ///< --eval_steps
+  std::string eval_strategy{};  ///< --eval_strategy
+  std::string save_strategy{};  ///< --save_strategy
   std::int64_t max_eval_samples{};  ///< --max_eval_samples
   std::int64_t env_eval_freq{};  ///< --env_eval_freq
   bool wandb_enable{};  ///< --wandb.enable

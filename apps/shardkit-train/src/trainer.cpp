@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <ctime>
 #include <filesystem>
@@ -150,7 +151,8 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
       CheckpointedParts{*backend_, *policy_, *optimizer_, *scheduler_, scaler_.get(), *loader_, normalizer_, lora_,
                         lora_summary_, ema_.get(), dataset_.get()},
       CheckpointedRun{output_dir_, steps_, batch_size_, accum_, base_record_}, selection_.checkpoint_format);
-  if (const auto schedule = EvalSchedule::from(options_.eval_freq, options_.eval_steps); schedule.every > 0)
+  if (const auto schedule = EvalSchedule::from(options_.eval_freq, options_.eval_steps, options_.eval_strategy);
+      !schedule.inactive())
     evaluation_ = std::make_unique<Evaluation>(registry_, config_, runtime_, selection_.dataset, *policy_, schedule,
                                                accum_, options_.max_eval_samples);
   std::vector<std::shared_ptr<MetricsLogger>> loggers;
@@ -261,6 +263,7 @@ int Trainer::run() {
   log->info("training from step {} to {}", resumed_.step, steps_);
   reset_cpu_tensor_peak();
 
+  auto epochs_at_update = static_cast<std::int64_t>(std::floor(epochs_done() + 1e-9));
   for (std::int64_t step = resumed_.step; step < steps_; ++step) {
     const auto done = step + 1;
     const bool update = done % accum_ == 0;
@@ -277,13 +280,19 @@ int Trainer::run() {
     metrics_->add({done, update, outcome.loss_part, std::move(outcome.metrics), seconds(t1 - t0), seconds(t2 - t1),
                    seconds(t3 - t2), seconds(t3 - t0)});
     // Evaluation at optimizer updates; its values join that step's log line (one is forced).
+    // An update that finished an epoch (--eval_strategy / --save_strategy epoch).
+    const auto epochs_now = static_cast<std::int64_t>(std::floor(epochs_done() + 1e-9));
+    const bool epoch_ended = update && epochs_now > epochs_at_update;
+    if (update) epochs_at_update = epochs_now;
     std::map<std::string, double> evaluated;
-    if (evaluation_ && evaluation_->due(done, update, steps_))
+    if (evaluation_ && evaluation_->due(done, update, steps_, epoch_ended))
       evaluated = evaluation_->run(done, *backend_, *policy_, batch_size_, mesh_->dp_group(), normalize, runtime_.device);
     if (metrics_->due(done, update, !evaluated.empty()))
       metrics_->write_line(done, {epochs_done(), train_step.lr(), train_step.grad_norm(), std::move(evaluated)},
                            mesh_->world());
-    const bool saved_now = save && ((options_.save_freq > 0 && done % options_.save_freq == 0) || done == steps_);
+    const bool scheduled = options_.save_strategy == "epoch" ? epoch_ended
+                                                              : options_.save_freq > 0 && done % options_.save_freq == 0;
+    const bool saved_now = save && (scheduled || done == steps_);
     if (saved_now) checkpoints_->save(done, metrics_->window());
     if (const int sig = update && done < steps_ ? stop_requested() : 0) {
       if (save && !saved_now) checkpoints_->save(done, metrics_->window());

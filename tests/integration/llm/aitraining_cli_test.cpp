@@ -38,6 +38,13 @@ std::map<std::string, torch::Tensor> read_safetensors(const std::string& path) {
   return out;
 }
 
+/// The entries of folder/checkpoints.
+std::set<std::string> checkpoints_of(const std::string& folder) {
+  std::set<std::string> names;
+  for (const auto& e : fs::directory_iterator(folder + "/checkpoints")) names.insert(e.path().filename().string());
+  return names;
+}
+
 ProcessResult llm(const std::vector<std::string>& args, const std::vector<std::string>& environment = {}) {
   return run_program_with_environment("shardkit-llm", args, environment);
 }
@@ -122,6 +129,8 @@ TEST_CASE("shardkit-llm --resume-from-checkpoint latest ends where an uninterrup
   run(dir / "straight", {"--save-total-limit", "10"});
   roll_back_copy(dir / "straight", dir / "resumed", "000008");
   fs::remove(dir / "resumed/model.safetensors");
+  // save_steps counts optimizer updates, as transformers: 4 updates of 2 loop steps.
+  CHECK(fs::exists(dir / "resumed/checkpoints/000008"));
   const auto resumed = run(dir / "resumed", {"--save-total-limit", "2", "--resume-from-checkpoint", "latest"});
   CHECK(contains(resumed, "--resume=true"));
   CHECK(contains(resumed, "resumed from"));
@@ -132,14 +141,9 @@ TEST_CASE("shardkit-llm --resume-from-checkpoint latest ends where an uninterrup
     INFO(name);
     CHECK(torch::equal(t, b.at(name)));
   }
-  // 24 steps saved every 4: the straight run keeps all 6, the resumed one its newest 2.
-  const auto kept = [](const std::string& folder) {
-    std::set<std::string> names;
-    for (const auto& e : fs::directory_iterator(folder + "/checkpoints")) names.insert(e.path().filename().string());
-    return names;
-  };
-  CHECK(kept(dir / "straight").size() == 7);
-  CHECK(kept(dir / "resumed") == std::set<std::string>{"000020", "000024", "last"});
+  // 24 loop steps saved every 8: the straight run keeps all 3, the resumed one its newest 2.
+  CHECK(checkpoints_of(dir / "straight") == std::set<std::string>{"000008", "000016", "000024", "last"});
+  CHECK(checkpoints_of(dir / "resumed") == std::set<std::string>{"000016", "000024", "last"});
   // A checkpoint folder that is not one is named.
   const auto bad = llm({"--train", "--model", dir / "model", "--data-path", dir / "data", "--project-name",
                         dir / "other", "--resume-from-checkpoint", dir / "data"});
@@ -168,7 +172,9 @@ TEST_CASE("shardkit-llm --config takes AITraining's YAML: the same shardkit-trai
       {"accelerator.gradient_accumulation.steps", "4"}, {"scheduler.type", "linear"},
       {"scheduler.warmup_ratio", "0.1"}, {"optimizer.weight_decay", "0.0"}, {"optimizer.grad_clip_norm", "1.0"},
       {"seed", "42"}, {"peft.method_type", "LORA"}, {"peft.lora_alpha", "32.0"}, {"peft.lora_dropout", "0.05"},
-      {"peft.target_modules", "all-linear"}, {"peft.merge", "true"}, {"output_dir", dir / "yaml-project"}};
+      {"peft.target_modules", "all-linear"}, {"peft.merge", "true"}, {"output_dir", dir / "yaml-project"},
+      // AITraining's logging_steps -1: 20% of 48 examples per batch of 4 = 2 updates of 4 loop steps.
+      {"log_freq", "8"}, {"save_strategy", "epoch"}};
   for (const auto& [key, value] : expected) {
     INFO(key);
     CHECK(printed(shown.output, key) == value);
@@ -243,4 +249,25 @@ TEST_CASE("shardkit-llm answers what it cannot do in one line each, and exits 2"
   CHECK(contains(warned.output, "AITraining's default for log=wandb: shardkit does not talk to Weights & Biases"));
   CHECK(contains(warned.output, "--quantization=int4: without CUDA AITraining skips quantization"));
   CHECK(printed(warned.output, "logger.type") == "jsonl,tensorboard");
+}
+
+TEST_CASE("shardkit-llm --valid-split evaluates at each epoch's end (eval_strategy epoch) and saves there "
+          "(save_strategy epoch)") {
+  TempDir dir("sk-llm-valid");
+  make_project_inputs(dir);
+  std::ofstream(dir / "data/valid.jsonl") << conversations(8);
+  const auto r = llm({"--train", "--model", dir / "model", "--data-path", dir / "data", "--project-name",
+                      dir / "valid-project", "--trainer", "sft", "--block-size", "64", "--lr", "1e-3", "--batch-size",
+                      "4", "--gradient-accumulation", "2", "--epochs", "2", "--valid-split", "valid", "--log", "none",
+                      "--save-total-limit", "5"});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.output, "--dataset.validation_path=" + dir / "data/valid.jsonl"));
+  CHECK(contains(r.output, "--eval_strategy=epoch"));
+  // 48 conversations in batches of 4: 12 loop steps an epoch; evaluated and saved at 12 and 24.
+  std::vector<std::int64_t> evaluated;
+  for (const auto& line : read_metrics(dir / "valid-project"))
+    if (line.raw.count("eval_loss")) evaluated.push_back(line.step);
+  CHECK(evaluated == std::vector<std::int64_t>{12, 24});
+  CHECK(checkpoints_of(dir / "valid-project") == std::set<std::string>{"000012", "000024", "last"});
 }
