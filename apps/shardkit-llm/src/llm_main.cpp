@@ -62,6 +62,22 @@ int process_count(bool& cuda) {
   return std::max(1, devices);
 }
 
+/// The world size of the launcher this process runs under (torchrun's WORLD_SIZE, srun's
+/// SLURM_NTASKS when above 1), or 0 when none started it.
+int launcher_world_size() {
+  const auto number = [](const char* name) {
+    const char* v = std::getenv(name);
+    try {
+      return v && *v ? std::stoi(v) : 0;
+    } catch (const std::exception&) {
+      return 0;
+    }
+  };
+  if (std::getenv("WORLD_SIZE")) return std::max(1, number("WORLD_SIZE"));
+  if (std::getenv("SLURM_PROCID") && number("SLURM_NTASKS") > 1) return number("SLURM_NTASKS");
+  return 0;
+}
+
 /// The programs beside this one (shardkit-train, shardkit-run), else on PATH.
 std::string sibling(const std::string& name) {
   std::error_code ec;
@@ -96,12 +112,18 @@ int run(const std::vector<std::string>& args) {
   }
 
   bool cuda = false;
-  const int processes = process_count(cuda);
+  // Inside a launcher already (torchrun or shardkit-run on each node: WORLD_SIZE; srun with several
+  // tasks: SLURM_NTASKS), each rank runs shardkit-train itself, and the job's size is the launcher's.
+  const int launched_world = launcher_world_size();
+  const bool launched = launched_world > 0;
+  int processes = process_count(cuda);
+  if (launched) processes = launched_world;
+  // What is said, and the project's files, come from one process: rank 0 of a launcher's job.
+  const char* rank = std::getenv("RANK") ? std::getenv("RANK") : std::getenv("SLURM_PROCID");
+  const bool first = !launched || !rank || std::string(rank) == "0";
   auto t = translate(params, processes, cuda);
-  for (const auto& w : t.warnings) std::cerr << "shardkit-llm: warning: " << w << "\n";
-  // Inside a launcher already (torchrun, shardkit-run, Slurm with torchrun on each node), each rank
-  // runs shardkit-train itself.
-  const bool launched = std::getenv("WORLD_SIZE") != nullptr;
+  if (first)
+    for (const auto& w : t.warnings) std::cerr << "shardkit-llm: warning: " << w << "\n";
   std::vector<std::string> argv;
   std::string program;
   if (processes > 1 && !launched && request.passthrough.empty()) {
@@ -116,19 +138,20 @@ int run(const std::vector<std::string>& args) {
   std::string shown;
   for (std::size_t i = 0; i < argv.size(); ++i)
     shown += (i ? " " : "") + shell_word(i == 2 && argv[0] == "shardkit-run" ? "shardkit-train" : argv[i]);
-  std::cerr << "shardkit-llm: " << (processes > 1 ? std::to_string(processes) + " processes" : std::string("1 process"))
-            << (cuda ? "" : " (no CUDA device)") << "; running:\n  " << shown << "\n";
+  const bool writes_project = request.passthrough.empty() && first;
+  if (first)
+    std::cerr << "shardkit-llm: " << (processes > 1 ? std::to_string(processes) + " processes" : std::string("1 process"))
+              << (cuda ? "" : " (no CUDA device)") << "; running:\n  " << shown << "\n";
   std::string log_file;
-  if (request.passthrough.empty()) {
+  if (writes_project) {
     fs::create_directories(t.output_dir);
     log_file = (fs::path(t.output_dir) / "autotrain.log").string();
     // AITraining's record of the run: `shardkit-llm --training_config` runs it again.
     std::ofstream(fs::path(t.output_dir) / "training_params.json") << training_params_json(params);
   }
   const auto code = run_teed(program, argv, log_file);
-  // AITraining's project folder, laid out once (by the first node's shardkit-llm in a multi-node job).
-  const char* rank = std::getenv("RANK");
-  if (code == 0 && !log_file.empty() && (!rank || std::string(rank) == "0")) {
+  // AITraining's project folder, laid out once the run has succeeded.
+  if (code == 0 && writes_project) {
     std::ofstream log(log_file, std::ios::app);
     for (const auto& line : finish_project(t.output_dir, params)) {
       std::cerr << "shardkit-llm: " << line << "\n";

@@ -271,3 +271,23 @@ TEST_CASE("shardkit-llm --valid-split evaluates at each epoch's end (eval_strate
   CHECK(evaluated == std::vector<std::int64_t>{12, 24});
   CHECK(checkpoints_of(dir / "valid-project") == std::set<std::string>{"000012", "000024", "last"});
 }
+
+TEST_CASE("shardkit-llm under a launcher (shardkit-run or torchrun on each node) runs shardkit-train in each rank; "
+          "rank 0 lays out the project") {
+  TempDir dir("sk-llm-launched");
+  make_project_inputs(dir);
+  const auto project = dir / "launched-project";
+  const auto r = run_program("shardkit-run",
+                             {"--nproc-per-node=2", std::string(SHARDKIT_BIN_DIR) + "/shardkit-llm", "--train",
+                              "--model", dir / "model", "--data-path", dir / "data", "--project-name", project,
+                              "--trainer", "sft", "--block-size", "64", "--batch-size", "2", "--log", "none"});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.output, "[rank0]: shardkit-llm: 2 processes (no CUDA device); running:\n"
+                           "[rank0]:   shardkit-train --policy.path="));
+  CHECK_FALSE(contains(r.output, "[rank1]: shardkit-llm:"));  // the command is shown once
+  CHECK(contains(r.output, "--distributed_backend=ddp"));
+  CHECK(contains(r.output, "Effective batch size: 2 x 2 dp workers x 4 grad accum"));
+  CHECK(fs::exists(project + "/model.safetensors"));
+  CHECK(contains(slurp(project + "/autotrain.log"), "training done"));
+}
