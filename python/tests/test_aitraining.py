@@ -48,7 +48,7 @@ def test_validation_as_aitraining(monkeypatch, tmp_path):
     assert LLMTrainingParams(trainer="default").chat_template is None
     assert LLMTrainingParams(chat_template="none").chat_template is None
     for bad in ({"lr": "fast"}, {"epochs": 1.5}, {"peft": "maybe"}, {"learning_rate": 1e-4},
-                {"project_name": "my model!"}):
+                {"project_name": "my model!"}, {"project_name": "x" * 51}, {"epochs": None}):
         with pytest.raises(ValueError):
             LLMTrainingParams(**bad)
     with pytest.raises(ValueError):

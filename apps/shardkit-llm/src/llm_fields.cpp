@@ -2,7 +2,8 @@
 #include "llm_fields.hpp"
 
 #include <algorithm>
-#include <array>
+#include <cctype>
+#include <optional>
 
 namespace shardkit::llm {
 
@@ -80,30 +81,68 @@ const Field* find_field(std::string_view name) {
   return nullptr;
 }
 
-bool is_other_field(std::string_view name) {
-  static constexpr std::array<std::string_view, 99> kOthers = {
-      "model_ref", "dpo_beta", "max_prompt_length", "max_completion_length", "prompt_text_column",
-      "rejected_text_column", "image_column", "auto_convert_dataset", "use_sharegpt_mapping",
-      "sharegpt_mapping_enabled", "suggested_chat_template", "runtime_mapping", "map_eos_token",
-      "conversation_extension", "apply_chat_template", "save_processed_data", "repo_id", "use_distillation",
-      "teacher_model", "teacher_prompt_template", "student_prompt_template", "distill_temperature", "distill_alpha",
-      "distill_max_teacher_length", "use_sweep", "sweep_backend", "sweep_n_trials", "sweep_metric", "sweep_direction",
-      "sweep_params", "post_trial_script", "wandb_sweep", "wandb_sweep_project", "wandb_sweep_entity",
-      "wandb_sweep_id", "wandb_run_id", "use_enhanced_eval", "eval_metrics", "eval_dataset_path", "eval_batch_size",
-      "eval_save_predictions", "eval_benchmark", "chat_format", "token_weights", "rl_gamma", "rl_gae_lambda",
-      "rl_kl_coef", "rl_value_loss_coef", "rl_clip_range", "rl_reward_fn", "rl_multi_objective", "rl_reward_weights",
-      "rl_env_type", "rl_env_config", "rl_reward_model_path", "rl_num_ppo_epochs", "rl_chunk_size",
-      "rl_mini_batch_size", "rl_optimize_device_cache", "rl_value_clip_range", "rl_max_new_tokens", "rl_top_k",
-      "rl_top_p", "rl_temperature", "rl_env_module", "rl_env_class", "rl_num_generations", "rl_loss_type",
-      "rl_mask_truncated_completions", "use_vllm", "vllm_mode", "vllm_gpu_memory_utilization", "vllm_server_url",
-      "vllm_tensor_parallel_size", "vllm_server_gpus", "custom_loss", "custom_loss_weights", "custom_metrics",
-      "use_forward_backward", "forward_backward_loss_fn", "forward_backward_custom_fn", "gradient_accumulation_steps",
-      "manual_optimizer_control", "optimizer_step_frequency", "grad_clip_value", "sample_every_n_steps",
-      "sample_prompts", "sample_temperature", "sample_top_k", "sample_top_p", "manual_checkpoint_control",
-      "save_state_every_n_steps", "load_state_from", "inference_prompts", "inference_max_tokens",
-      "inference_temperature", "inference_top_p", "inference_top_k", "inference_output"};
+const std::vector<OtherField>& other_fields() {
+  // AITraining 0.0.54's defaults (AutoTrainParams' wandb_visualizer, wandb_token, hub_private last).
+  static const std::vector<OtherField> all = {
+      {"model_ref", nullptr}, {"dpo_beta", "0.1"}, {"max_prompt_length", "128"},
+      {"max_completion_length", nullptr}, {"prompt_text_column", nullptr}, {"rejected_text_column", nullptr},
+      {"image_column", nullptr}, {"auto_convert_dataset", "false"}, {"use_sharegpt_mapping", "false"},
+      {"sharegpt_mapping_enabled", "false"}, {"suggested_chat_template", nullptr}, {"runtime_mapping", nullptr},
+      {"map_eos_token", "false"}, {"conversation_extension", "1"}, {"apply_chat_template", "true"},
+      {"save_processed_data", "auto"}, {"repo_id", nullptr}, {"use_distillation", "false"},
+      {"teacher_model", nullptr}, {"teacher_prompt_template", nullptr}, {"student_prompt_template", "{input}"},
+      {"distill_temperature", "3.0"}, {"distill_alpha", "0.7"}, {"distill_max_teacher_length", "512"},
+      {"use_sweep", "false"}, {"sweep_backend", "optuna"}, {"sweep_n_trials", "10"}, {"sweep_metric", "eval_loss"},
+      {"sweep_direction", "minimize"}, {"sweep_params", nullptr}, {"post_trial_script", nullptr},
+      {"wandb_sweep", "false"}, {"wandb_sweep_project", nullptr}, {"wandb_sweep_entity", nullptr},
+      {"wandb_sweep_id", nullptr}, {"wandb_run_id", nullptr}, {"use_enhanced_eval", "false"},
+      {"eval_metrics", "perplexity"}, {"eval_dataset_path", nullptr}, {"eval_batch_size", "8"},
+      {"eval_save_predictions", "false"}, {"eval_benchmark", nullptr}, {"chat_format", nullptr},
+      {"token_weights", nullptr}, {"rl_gamma", "0.99"}, {"rl_gae_lambda", "0.95"}, {"rl_kl_coef", "0.1"},
+      {"rl_value_loss_coef", "1.0"}, {"rl_clip_range", "0.2"}, {"rl_reward_fn", nullptr},
+      {"rl_multi_objective", "false"}, {"rl_reward_weights", nullptr}, {"rl_env_type", nullptr},
+      {"rl_env_config", nullptr}, {"rl_reward_model_path", nullptr}, {"rl_num_ppo_epochs", "4"},
+      {"rl_chunk_size", "128"}, {"rl_mini_batch_size", "8"}, {"rl_optimize_device_cache", "true"},
+      {"rl_value_clip_range", "0.2"}, {"rl_max_new_tokens", "128"}, {"rl_top_k", "50"}, {"rl_top_p", "1.0"},
+      {"rl_temperature", "1.0"}, {"rl_env_module", nullptr}, {"rl_env_class", nullptr},
+      {"rl_num_generations", "4"}, {"rl_loss_type", "grpo"}, {"rl_mask_truncated_completions", "false"},
+      {"use_vllm", "false"}, {"vllm_mode", "colocate"}, {"vllm_gpu_memory_utilization", "0.3"},
+      {"vllm_server_url", nullptr}, {"vllm_tensor_parallel_size", "1"}, {"vllm_server_gpus", "1"},
+      {"custom_loss", nullptr}, {"custom_loss_weights", nullptr}, {"custom_metrics", nullptr},
+      {"use_forward_backward", "false"}, {"forward_backward_loss_fn", nullptr},
+      {"forward_backward_custom_fn", nullptr}, {"gradient_accumulation_steps", "1"},
+      {"manual_optimizer_control", "false"}, {"optimizer_step_frequency", "1"}, {"grad_clip_value", "1.0"},
+      {"sample_every_n_steps", "0"}, {"sample_prompts", nullptr}, {"sample_temperature", "1.0"},
+      {"sample_top_k", "50"}, {"sample_top_p", "1.0"}, {"manual_checkpoint_control", "false"},
+      {"save_state_every_n_steps", "0"}, {"load_state_from", nullptr}, {"inference_prompts", nullptr},
+      {"inference_max_tokens", "256"}, {"inference_temperature", "1.0"}, {"inference_top_p", "1.0"},
+      {"inference_top_k", "50"}, {"inference_output", nullptr}, {"wandb_visualizer", nullptr},
+      {"wandb_token", nullptr}, {"hub_private", "true"}};
+  return all;
+}
+
+const OtherField* find_other_field(std::string_view name) {
   const auto wanted = underscored(name);
-  return std::find(kOthers.begin(), kOthers.end(), wanted) != kOthers.end();
+  for (const auto& f : other_fields())
+    if (wanted == f.name) return &f;
+  return nullptr;
+}
+
+bool is_other_field(std::string_view name) { return find_other_field(name) != nullptr; }
+
+bool is_other_default(const OtherField& field, const std::optional<std::string>& value) {
+  if (!field.default_value || !value) return !field.default_value && !value;
+  const std::string want = field.default_value;
+  std::string got = *value;
+  std::transform(got.begin(), got.end(), got.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (got == want) return true;
+  try {
+    std::size_t a = 0, b = 0;
+    const auto x = std::stod(got, &a), y = std::stod(want, &b);
+    return a == got.size() && b == want.size() && x == y;
+  } catch (const std::exception&) {
+    return *value == want;
+  }
 }
 
 }  // namespace shardkit::llm

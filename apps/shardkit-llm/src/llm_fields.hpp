@@ -4,6 +4,7 @@
 // refused with a one-line answer when they ask for something).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,7 +31,19 @@ struct Field {
 const std::vector<Field>& fields();
 /// The field named `name` (dashes read as underscores), or nullptr.
 const Field* find_field(std::string_view name);
-/// Whether `name` is one of LLMTrainingParams' other fields (sweeps, DPO, RL, distillation, ...).
+/// One of LLMTrainingParams' other fields (sweeps, DPO, RL, distillation, ...): its name and
+/// AITraining's default as text (nullptr for None; bools "true"/"false").
+struct OtherField {
+  const char* name;
+  const char* default_value;
+};
+const std::vector<OtherField>& other_fields();
+/// The other field named `name` (dashes read as underscores), or nullptr.
+const OtherField* find_other_field(std::string_view name);
+/// Whether `name` is one of LLMTrainingParams' other fields.
 bool is_other_field(std::string_view name);
+/// Whether `value` is `field`'s default (bools in any case, numbers by value): shardkit-llm accepts
+/// that (an AITraining training_params.json lists every field) and refuses anything else.
+bool is_other_default(const OtherField& field, const std::optional<std::string>& value);
 
 }  // namespace shardkit::llm

@@ -3,6 +3,7 @@
 
 #include <torch/cuda.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "project_output.hpp"
 #include "shardkit/error.hpp"
 #include "teed_run.hpp"
+#include "worker_process.hpp"
 
 namespace shardkit::llm {
 namespace fs = std::filesystem;
@@ -42,21 +44,33 @@ std::string shell_word(const std::string& s) {
   return out + "'";
 }
 
-/// AITraining's process count: AUTOTRAIN_FORCE_NUM_PROCESSES, else the visible CUDA devices (at
-/// least 1).
+/// AITraining's process count: AUTOTRAIN_FORCE_NUM_PROCESSES (else the older
+/// AUTOTRAIN_FORCE_NUM_GPUS, with a warning), 0 meaning one process on the CPU; else the visible
+/// CUDA devices (at least 1). `cuda`: whether the ranks run on GPUs.
 int process_count(bool& cuda) {
   const auto devices = static_cast<int>(torch::cuda::device_count());
   cuda = devices > 0;
-  if (const char* forced = std::getenv("AUTOTRAIN_FORCE_NUM_PROCESSES"); forced && *forced) {
+  const char* name = "AUTOTRAIN_FORCE_NUM_PROCESSES";
+  const char* forced = std::getenv(name);
+  if (!forced && (forced = std::getenv("AUTOTRAIN_FORCE_NUM_GPUS"))) {
+    name = "AUTOTRAIN_FORCE_NUM_GPUS";
+    std::cerr << "shardkit-llm: warning: AUTOTRAIN_FORCE_NUM_GPUS is deprecated (as in AITraining); it sets the "
+                 "process count: use AUTOTRAIN_FORCE_NUM_PROCESSES\n";
+  }
+  if (forced && *forced) {
     std::size_t used = 0;
-    int n = 0;
+    int n = -1;
     try {
       n = std::stoi(forced, &used);
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used != std::strlen(forced) || n < 1)
-      throw ConfigError(std::string("AUTOTRAIN_FORCE_NUM_PROCESSES=") + forced + ": give a number of processes (1 or more)");
+    if (used != std::strlen(forced) || n < 0)
+      throw ConfigError(std::string(name) + "=" + forced + ": give a number of processes (0: one, on the CPU)");
+    if (n == 0) {
+      cuda = false;
+      return 1;
+    }
     return n;
   }
   return std::max(1, devices);
@@ -78,13 +92,14 @@ int launcher_world_size() {
   return 0;
 }
 
-/// The programs beside this one (shardkit-train, shardkit-run), else on PATH.
+/// The programs beside this one (shardkit-train, shardkit-run), else on PATH (ConfigError when
+/// neither has it).
 std::string sibling(const std::string& name) {
   std::error_code ec;
   const auto self = fs::read_symlink("/proc/self/exe", ec);
   if (!ec)
     if (const auto p = self.parent_path() / name; fs::exists(p, ec)) return p.string();
-  return name;
+  return run::resolve_program(name);
 }
 
 int run(const std::vector<std::string>& args) {
@@ -111,6 +126,7 @@ int run(const std::vector<std::string>& args) {
                       "asks nothing): give them on the command line or in --config");
   }
 
+  std::error_code ec;
   bool cuda = false;
   // Inside a launcher already (torchrun or shardkit-run on each node: WORLD_SIZE; srun with several
   // tasks: SLURM_NTASKS), each rank runs shardkit-train itself, and the job's size is the launcher's.
@@ -119,8 +135,11 @@ int run(const std::vector<std::string>& args) {
   int processes = process_count(cuda);
   if (launched) processes = launched_world;
   // What is said, and the project's files, come from one process: rank 0 of a launcher's job.
-  const char* rank = std::getenv("RANK") ? std::getenv("RANK") : std::getenv("SLURM_PROCID");
-  const bool first = !launched || !rank || std::string(rank) == "0";
+  // A launcher's rank (torchrun's RANK, srun's SLURM_PROCID, MPI's); unknown: not rank 0.
+  const char* rank = nullptr;
+  for (const char* name : {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"})
+    if (!rank) rank = std::getenv(name);
+  const bool first = !launched || (rank && std::string(rank) == "0");
   auto t = translate(params, processes, cuda);
   if (first)
     for (const auto& w : t.warnings) std::cerr << "shardkit-llm: warning: " << w << "\n";
@@ -142,6 +161,13 @@ int run(const std::vector<std::string>& args) {
   if (first)
     std::cerr << "shardkit-llm: " << (processes > 1 ? std::to_string(processes) + " processes" : std::string("1 process"))
               << (cuda ? "" : " (no CUDA device)") << "; running:\n  " << shown << "\n";
+  // shardkit-train refuses a folder that holds another run (AITraining overwrites it): said here,
+  // before anything is written.
+  if (writes_project && std::find(argv.begin(), argv.end(), "--resume=true") == argv.end() &&
+      fs::exists(fs::path(t.output_dir) / "checkpoints", ec) && !fs::is_empty(fs::path(t.output_dir) / "checkpoints", ec))
+    throw ConfigError(t.output_dir + " holds a run already (checkpoints/): continue it with --resume-from-checkpoint "
+                      "latest, give another --project-name, or remove the folder (AITraining would overwrite it; "
+                      "shardkit keeps it)");
   std::string log_file;
   if (writes_project) {
     fs::create_directories(t.output_dir);

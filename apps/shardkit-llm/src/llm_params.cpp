@@ -128,6 +128,9 @@ void Params::set(const std::string& name, std::optional<std::string> value, cons
                       (near.empty() ? "" : " (did you mean --" + dashed(near) + "?)") +
                       "; shardkit-llm --help lists the ones it acts on");
   }
+  if (field && !value && field->default_value)
+    throw ConfigError(origin + " is null (None), and " + key + " takes a value (AITraining's default: " +
+                      field->default_value + ")");
   if (field && value) {
     if (const auto problem = kind_problem(field->kind, *value); !problem.empty())
       throw ConfigError(origin + "=" + *value + ": " + key + " takes " + problem);
@@ -244,10 +247,11 @@ std::optional<std::string> scalar(const YAML::Node& node, const std::string& whe
   return text;
 }
 
-std::string env_substituted(const std::optional<std::string>& value) {
-  if (!value || value->rfind("${", 0) != 0 || value->back() != '}') return value.value_or("");
+/// ${VAR} read from the environment (None when it is unset, as AITraining's os.environ.get).
+std::optional<std::string> env_substituted(const std::optional<std::string>& value) {
+  if (!value || value->rfind("${", 0) != 0 || value->back() != '}') return value;
   const auto* v = std::getenv(value->substr(2, value->size() - 3).c_str());
-  return v ? v : "";
+  return v ? std::optional<std::string>(v) : std::nullopt;
 }
 
 }  // namespace
@@ -307,7 +311,21 @@ std::string training_params_json(const Params& params) {
   return boost::json::serialize(out) + "\n";
 }
 
+namespace {
+void read_yaml(const std::string& path, Params& params);
+}  // namespace
+
 void read_yaml_config(const std::string& path, Params& params) {
+  try {
+    read_yaml(path, params);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(path + ": " + e.what() + " (AITraining's keys take single values, data and params mappings)");
+  }
+}
+
+namespace {
+
+void read_yaml(const std::string& path, Params& params) {
   YAML::Node root;
   try {
     root = YAML::LoadFile(path);
@@ -369,5 +387,7 @@ void read_yaml_config(const std::string& path, Params& params) {
       params.set(key, scalar(kv.second, key), at("params." + key));
     }
 }
+
+}  // namespace
 
 }  // namespace shardkit::llm

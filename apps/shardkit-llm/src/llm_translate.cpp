@@ -2,6 +2,7 @@
 #include "llm_translate.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <boost/json.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -30,7 +31,7 @@ std::string split_file(const std::string& data_path, const std::string& split) {
 std::string project_folder(const std::string& project_name) {
   if (project_name.empty() || fs::path(project_name).is_absolute()) return project_name;
   std::string base;
-  if (const char* dir = std::getenv("AUTOTRAIN_PROJECTS_DIR"); dir && *dir) base = dir;
+  if (const char* dir = std::getenv("AUTOTRAIN_PROJECTS_DIR")) base = dir;  // set, even empty: as AITraining
   else if (const char* home = std::getenv("HOME"); home && *home) base = (fs::path(home) / "trainings").string();
   else base = "trainings";
   return (fs::path(base) / project_name).lexically_normal().string();
@@ -127,7 +128,20 @@ Translation translate(const Params& p, int processes, bool cuda) {
   if (block.find(',') != std::string::npos)
     refuse("block_size", "one block size per run in shardkit (AITraining's list is for its sweeps); give one");
   else
-    a.push_back("--dataset.max_seq_len=" + (std::stoll(block) == -1 ? std::to_string(model_max_length(p)) : block));
+  {
+    // AITraining's configure_block_size: -1 is min(the tokenizer's max length, 1024); a larger
+    // value is cut to that max length (model_max_length, at its default the model's own).
+    const auto longest = model_max_length(p);
+    auto size = std::stoll(block);
+    if (size == -1) size = std::min<std::int64_t>(longest, 1024);
+    if (size > longest) {
+      t.warnings.push_back(with_origin(p, "block_size") + "=" + block + " is longer than the model's " +
+                           std::to_string(longest) + " positions: block_size " + std::to_string(longest) +
+                           " (as AITraining)");
+      size = longest;
+    }
+    a.push_back("--dataset.max_seq_len=" + std::to_string(size));
+  }
   if (p.text("padding") != "right")
     refuse("padding", "shardkit pads on the right (AITraining's default); padding only changes where the pad tokens "
                       "sit, not what is trained");
@@ -148,7 +162,9 @@ Translation translate(const Params& p, int processes, bool cuda) {
   const auto scheduler = p.text("scheduler");
   if (scheduler == "linear" || scheduler == "constant") {
     a.push_back("--scheduler.type=" + scheduler);
-    if (p.number("warmup_ratio") > 0) a.push_back("--scheduler.warmup_ratio=" + p.text("warmup_ratio"));
+    // transformers' constant schedule has no warmup (constant_with_warmup has).
+    if (scheduler == "linear" && p.number("warmup_ratio") > 0)
+      a.push_back("--scheduler.warmup_ratio=" + p.text("warmup_ratio"));
   } else {
     refuse("scheduler", "shardkit-llm has transformers' linear (AITraining's default) and constant schedules");
   }
@@ -200,7 +216,9 @@ Translation translate(const Params& p, int processes, bool cuda) {
   if (logging_steps == -1) {
     const auto counted = count_examples(valid_file.empty() ? train_file : valid_file);
     logging_steps = std::clamp<std::int64_t>(
-        static_cast<std::int64_t>(0.2 * static_cast<double>(counted) / static_cast<double>(p.integer("batch_size"))), 1,
+        static_cast<std::int64_t>(0.2 * static_cast<double>(counted) /
+                                  static_cast<double>(std::max<std::int64_t>(1, p.integer("batch_size")))),
+        1,
         25);
   }
   if (logging_steps > 0) a.push_back("--log_freq=" + std::to_string(logging_steps * accum));
@@ -232,17 +250,23 @@ Translation translate(const Params& p, int processes, bool cuda) {
   // one) or a checkpoint folder.
   std::string resume_from;
   if (!p.is_none("resume_from_checkpoint")) {
-    const auto r = p.text("resume_from_checkpoint");
-    if (r == "auto" || r == "latest") {
-      if (fs::exists(fs::path(project_folder(p.text("project_name"))) / "checkpoints" / "last", ec))
+    auto r = p.text("resume_from_checkpoint");
+    auto lower = r;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+    const auto project = project_folder(p.text("project_name"));
+    if (lower == "auto" || lower == "latest" || lower == "true") {
+      if (fs::exists(fs::path(project) / "checkpoints" / "last", ec))
         a.push_back("--resume=true");
       else
-        t.warnings.push_back(with_origin(p, "resume_from_checkpoint") + "=" + r + ": " +
-                             project_folder(p.text("project_name")) + " has no checkpoint yet; training starts fresh");
+        t.warnings.push_back(with_origin(p, "resume_from_checkpoint") + "=" + r + ": " + project +
+                             " has no checkpoint yet; training starts fresh");
     } else if (fs::is_regular_file(fs::path(r) / "pretrained_model" / "train_config.json", ec)) {
       resume_from = r;
       a.push_back("--resume=true");
       a.push_back("--config_path=" + (fs::path(r) / "pretrained_model" / "train_config.json").string());
+    } else if (!fs::exists(r, ec)) {
+      t.warnings.push_back(with_origin(p, "resume_from_checkpoint") + "=" + r + ": no such checkpoint; training "
+                           "starts fresh (as AITraining)");
     } else {
       refuse("resume_from_checkpoint", "not a checkpoint folder (<project>/checkpoints/<step>, holding "
                                        "pretrained_model/train_config.json); auto or latest resumes the project's last");
@@ -251,12 +275,14 @@ Translation translate(const Params& p, int processes, bool cuda) {
 
   // Where and how it runs: AITraining's project path (a relative name goes under
   // AUTOTRAIN_PROJECTS_DIR, else ~/trainings; the folder's name is letters, digits, - and _).
-  t.output_dir = project_folder(p.text("project_name"));
+  // Resuming another project's checkpoint continues in that run folder, which is then the project.
+  t.output_dir = resume_from.empty() ? project_folder(p.text("project_name"))
+                                     : fs::path(resume_from).lexically_normal().parent_path().parent_path().string();
   if (const auto name = fs::path(t.output_dir).filename().string();
-      name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") !=
+      name.empty() || name.size() > 50 || name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") !=
                           std::string::npos)
-    refuse("project_name", "project_name must be alphanumeric but can contain hyphens or underscores (AITraining's "
-                           "rule, for the folder's name)");
+    refuse("project_name", "project_name must be alphanumeric but can contain hyphens or underscores, at most 50 "
+                           "characters (AITraining's rule, for the folder's name)");
   if (resume_from.empty()) a.push_back("--output_dir=" + t.output_dir);  // else the checkpoint's run folder
   const auto backend = p.is_none("distributed_backend") ? std::string() : p.text("distributed_backend");
   if (backend == "deepspeed") a.push_back("--distributed_backend=deepspeed");
@@ -275,8 +301,9 @@ Translation translate(const Params& p, int processes, bool cuda) {
                        "attn_implementation out");
   if (p.flag("auto_find_batch_size"))
     refuse("auto_find_batch_size", "give --batch-size (shardkit-train --dry_run shows the memory each rank needs)");
+  static const std::set<std::string> kUnused = {"wandb_visualizer", "wandb_token", "hub_private"};  // no W&B, no Hub
   for (const auto& [name, param] : p.all())
-    if (is_other_field(name) && param.value && *param.value != "false" && *param.value != "False")
+    if (const auto* other = find_other_field(name); other && !kUnused.count(name) && !is_other_default(*other, param.value))
       problems.push_back(param.origin + "=" + *param.value + ": " + name +
                          " is an AITraining option shardkit-llm does not have; leave it out");
 

@@ -83,7 +83,12 @@ std::vector<std::string> finish_project(const std::string& project, const Params
   const fs::path root(project);
   std::error_code ec;
   const bool merged = params.flag("peft") && params.flag("merge_adapter") && fs::is_directory(root / "merged_model", ec);
-  const auto source = merged ? root / "merged_model" : fs::canonical(root / "checkpoints" / "last", ec) / "pretrained_model";
+  fs::path source = root / "merged_model";
+  if (!merged) {
+    const auto last = fs::canonical(root / "checkpoints" / "last", ec);
+    if (ec) return done;  // no checkpoint (--save_checkpoint=false): nothing to lay out
+    source = last / "pretrained_model";
+  }
   if (!fs::is_directory(source, ec)) return done;
   // The model and its tokenizer at the top, as AITraining saves them; shardkit's own records stay
   // in the checkpoints.
@@ -109,8 +114,10 @@ std::vector<std::string> finish_project(const std::string& project, const Params
     fs::create_directory_symlink("tensorboard", root / "runs", ec);
     if (!ec) done.push_back("runs/ -> tensorboard/ (TensorBoard files)");
   }
-  // save_total_limit: the newest checkpoints stay (the last one always).
-  const auto limit = std::max<std::int64_t>(1, params.integer("save_total_limit"));
+  // save_total_limit: the newest checkpoints stay (the last one always); 0 or less keeps all, as
+  // transformers.
+  const auto limit = params.integer("save_total_limit");
+  if (limit <= 0) return done;
   std::vector<fs::path> steps;
   for (const auto& entry : fs::directory_iterator(root / "checkpoints", ec)) {
     const auto name = entry.path().filename().string();
@@ -118,8 +125,11 @@ std::vector<std::string> finish_project(const std::string& project, const Params
         name.find_first_not_of("0123456789") == std::string::npos)
       steps.push_back(entry.path());
   }
-  std::sort(steps.begin(), steps.end());
+  std::sort(steps.begin(), steps.end(), [](const fs::path& a, const fs::path& b) {
+    return std::stoll(a.filename().string()) < std::stoll(b.filename().string());
+  });
   const auto last = fs::canonical(root / "checkpoints" / "last", ec);
+  if (ec) return done;
   std::size_t removed = 0;
   for (std::size_t i = 0; i + static_cast<std::size_t>(limit) < steps.size(); ++i)
     if (fs::canonical(steps[i], ec) != last && fs::remove_all(steps[i], ec) > 0) ++removed;

@@ -2,8 +2,8 @@
 
 The fields shardkit acts on are listed with AITraining's types and defaults (the same table as
 ``shardkit-llm --help``; tests/test_aitraining.py checks that they agree). AITraining's other fields
-(sweeps, DPO/RL, distillation, ...) are accepted by name; given a value, shardkit-llm answers that
-it does not do them.
+(sweeps, DPO/RL, distillation, ...) are accepted; given a value other than AITraining's default,
+shardkit-llm answers that it does not do them.
 """
 import json
 import os
@@ -64,25 +64,112 @@ FIELDS = [
     ("ddp_timeout", "int", 7200),
 ]
 
-# LLMTrainingParams' other fields (names only).
-OTHER_FIELDS = frozenset("""
-model_ref dpo_beta max_prompt_length max_completion_length prompt_text_column rejected_text_column image_column
-auto_convert_dataset use_sharegpt_mapping sharegpt_mapping_enabled suggested_chat_template runtime_mapping map_eos_token
-conversation_extension apply_chat_template save_processed_data repo_id use_distillation teacher_model
-teacher_prompt_template student_prompt_template distill_temperature distill_alpha distill_max_teacher_length use_sweep
-sweep_backend sweep_n_trials sweep_metric sweep_direction sweep_params post_trial_script wandb_sweep
-wandb_sweep_project wandb_sweep_entity wandb_sweep_id wandb_run_id use_enhanced_eval eval_metrics eval_dataset_path
-eval_batch_size eval_save_predictions eval_benchmark chat_format token_weights rl_gamma rl_gae_lambda rl_kl_coef
-rl_value_loss_coef rl_clip_range rl_reward_fn rl_multi_objective rl_reward_weights rl_env_type rl_env_config
-rl_reward_model_path rl_num_ppo_epochs rl_chunk_size rl_mini_batch_size rl_optimize_device_cache rl_value_clip_range
-rl_max_new_tokens rl_top_k rl_top_p rl_temperature rl_env_module rl_env_class rl_num_generations rl_loss_type
-rl_mask_truncated_completions use_vllm vllm_mode vllm_gpu_memory_utilization vllm_server_url
-vllm_tensor_parallel_size vllm_server_gpus custom_loss custom_loss_weights custom_metrics use_forward_backward
-forward_backward_loss_fn forward_backward_custom_fn gradient_accumulation_steps manual_optimizer_control
-optimizer_step_frequency grad_clip_value sample_every_n_steps sample_prompts sample_temperature sample_top_k
-sample_top_p manual_checkpoint_control save_state_every_n_steps load_state_from inference_prompts
-inference_max_tokens inference_temperature inference_top_p inference_top_k inference_output
-""".split())
+# LLMTrainingParams' other fields with AITraining's defaults (AutoTrainParams' wandb_visualizer,
+# wandb_token and hub_private last); shardkit-llm refuses values other than these.
+OTHER_FIELDS = {
+    "model_ref": None,
+    "dpo_beta": 0.1,
+    "max_prompt_length": 128,
+    "max_completion_length": None,
+    "prompt_text_column": None,
+    "rejected_text_column": None,
+    "image_column": None,
+    "auto_convert_dataset": False,
+    "use_sharegpt_mapping": False,
+    "sharegpt_mapping_enabled": False,
+    "suggested_chat_template": None,
+    "runtime_mapping": None,
+    "map_eos_token": False,
+    "conversation_extension": 1,
+    "apply_chat_template": True,
+    "save_processed_data": 'auto',
+    "repo_id": None,
+    "use_distillation": False,
+    "teacher_model": None,
+    "teacher_prompt_template": None,
+    "student_prompt_template": '{input}',
+    "distill_temperature": 3.0,
+    "distill_alpha": 0.7,
+    "distill_max_teacher_length": 512,
+    "use_sweep": False,
+    "sweep_backend": 'optuna',
+    "sweep_n_trials": 10,
+    "sweep_metric": 'eval_loss',
+    "sweep_direction": 'minimize',
+    "sweep_params": None,
+    "post_trial_script": None,
+    "wandb_sweep": False,
+    "wandb_sweep_project": None,
+    "wandb_sweep_entity": None,
+    "wandb_sweep_id": None,
+    "wandb_run_id": None,
+    "use_enhanced_eval": False,
+    "eval_metrics": 'perplexity',
+    "eval_dataset_path": None,
+    "eval_batch_size": 8,
+    "eval_save_predictions": False,
+    "eval_benchmark": None,
+    "chat_format": None,
+    "token_weights": None,
+    "rl_gamma": 0.99,
+    "rl_gae_lambda": 0.95,
+    "rl_kl_coef": 0.1,
+    "rl_value_loss_coef": 1.0,
+    "rl_clip_range": 0.2,
+    "rl_reward_fn": None,
+    "rl_multi_objective": False,
+    "rl_reward_weights": None,
+    "rl_env_type": None,
+    "rl_env_config": None,
+    "rl_reward_model_path": None,
+    "rl_num_ppo_epochs": 4,
+    "rl_chunk_size": 128,
+    "rl_mini_batch_size": 8,
+    "rl_optimize_device_cache": True,
+    "rl_value_clip_range": 0.2,
+    "rl_max_new_tokens": 128,
+    "rl_top_k": 50,
+    "rl_top_p": 1.0,
+    "rl_temperature": 1.0,
+    "rl_env_module": None,
+    "rl_env_class": None,
+    "rl_num_generations": 4,
+    "rl_loss_type": 'grpo',
+    "rl_mask_truncated_completions": False,
+    "use_vllm": False,
+    "vllm_mode": 'colocate',
+    "vllm_gpu_memory_utilization": 0.3,
+    "vllm_server_url": None,
+    "vllm_tensor_parallel_size": 1,
+    "vllm_server_gpus": 1,
+    "custom_loss": None,
+    "custom_loss_weights": None,
+    "custom_metrics": None,
+    "use_forward_backward": False,
+    "forward_backward_loss_fn": None,
+    "forward_backward_custom_fn": None,
+    "gradient_accumulation_steps": 1,
+    "manual_optimizer_control": False,
+    "optimizer_step_frequency": 1,
+    "grad_clip_value": 1.0,
+    "sample_every_n_steps": 0,
+    "sample_prompts": None,
+    "sample_temperature": 1.0,
+    "sample_top_k": 50,
+    "sample_top_p": 1.0,
+    "manual_checkpoint_control": False,
+    "save_state_every_n_steps": 0,
+    "load_state_from": None,
+    "inference_prompts": None,
+    "inference_max_tokens": 256,
+    "inference_temperature": 1.0,
+    "inference_top_p": 1.0,
+    "inference_top_k": 50,
+    "inference_output": None,
+    "wandb_visualizer": None,
+    "wandb_token": None,
+    "hub_private": True,
+}
 
 _TYPES = {name: kind for name, kind, _ in FIELDS}
 _DEFAULTS = {name: default for name, _, default in FIELDS}
@@ -145,7 +232,9 @@ def _project_path(project_name):
     """AITraining's rule: an absolute path as it is, else under AUTOTRAIN_PROJECTS_DIR (or ~/trainings)."""
     if not project_name or os.path.isabs(project_name):
         return project_name
-    base = os.environ.get("AUTOTRAIN_PROJECTS_DIR") or os.path.join(os.path.expanduser("~"), "trainings")
+    base = os.environ.get("AUTOTRAIN_PROJECTS_DIR")
+    if base is None:
+        base = os.path.join(os.path.expanduser("~"), "trainings")
     return os.path.normpath(os.path.join(base, project_name))
 
 
@@ -171,12 +260,16 @@ class LLMTrainingParams:
         self._given = set(data)
         for name, kind, default in FIELDS:
             value = data[name] if name in data else default
+            if value is None and default is not None:
+                raise ValueError(f"LLMTrainingParams: {name}=None: {name} takes a value (AITraining's default: "
+                                 f"{default!r})")
             object.__setattr__(self, name, _check(name, kind, value))
         self._others = {k: v for k, v in data.items() if k in OTHER_FIELDS}
         self.project_name = _project_path(self.project_name)
         basename = os.path.basename(self.project_name or "")
-        if self.project_name and not basename.replace("-", "").replace("_", "").isalnum():
-            raise ValueError("project_name must be alphanumeric but can contain hyphens or underscores")
+        if self.project_name and (not basename.replace("-", "").replace("_", "").isalnum() or len(basename) > 50):
+            raise ValueError("project_name must be alphanumeric but can contain hyphens or underscores, at most 50 "
+                             "characters")
 
     def __setattr__(self, name, value):
         if name.startswith("_"):
@@ -193,7 +286,7 @@ class LLMTrainingParams:
         return out
 
     def save(self, output_dir):
-        """training_params.json in `output_dir`, the token left out (AITraining writes it masked)."""
+        """training_params.json in `output_dir`, the token left out (as the project's copy AITraining keeps)."""
         os.makedirs(output_dir, exist_ok=True)
         data = self.model_dump()
         data.pop("token", None)

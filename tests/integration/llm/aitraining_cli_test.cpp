@@ -242,6 +242,23 @@ TEST_CASE("shardkit-llm answers what it cannot do in one line each, and exits 2"
   std::ofstream(dir / "partial.yaml") << "task: llm-sft\nbase_model: x\n";
   expect(llm({"--config", dir / "partial.yaml"}),
          "AITraining's config needs backend, project_name, log, data (valid_split and chat_template may be null)");
+  // The other fields: AITraining's default is accepted (its training_params.json lists them all),
+  // another value is not; null where AITraining's field takes a value is named.
+  expect(with({"--dpo-beta", "0.5"}), "--dpo-beta=0.5: dpo_beta is an AITraining option shardkit-llm does not have");
+  CHECK(with({"--dpo-beta", "0.1", "--apply-chat-template", "--print_config"}).exit_code == 0);
+  std::ofstream(dir / "null.yaml") << "task: llm-sft\nbackend: local\nbase_model: " << dir / "model"
+                                   << "\nproject_name: " << dir / "n" << "\nlog: none\ndata:\n  path: " << dir / "data"
+                                   << "\n  train_split: train\n  valid_split: null\n  chat_template: null\n"
+                                      "  column_mapping: {text_column: text}\nparams:\n  batch_size: null\n";
+  expect(llm({"--config", dir / "null.yaml"}), "params.batch_size is null (None), and batch_size takes a value");
+  // A project that holds a run already: AITraining overwrites it, shardkit-llm says what to do.
+  fs::create_directories(dir / "p/checkpoints/000004");
+  expect(with({}), "holds a run already (checkpoints/): continue it with --resume-from-checkpoint latest");
+  fs::remove_all(dir / "p");
+  // block_size: longer than the model's 128 positions is cut to them, as AITraining.
+  const auto cut = with({"--block-size", "256", "--print_config"});
+  CHECK(contains(cut.output, "--block-size=256 is longer than the model's 128 positions: block_size 128"));
+  CHECK(printed(cut.output, "dataset.max_seq_len") == "128");
   // Warnings, not errors: log wandb (AITraining's default) and quantization without CUDA.
   const auto warned = with({"--quantization", "int4", "--print_config"});
   INFO(warned.output);
