@@ -232,6 +232,7 @@ Translation translate(const Params& p, int processes, bool cuda) {
   } else {
     refuse("save_strategy", "AITraining's values are epoch, steps and no");
   }
+  if (const auto keep = p.integer("save_total_limit"); keep > 0) a.push_back("--save_total_limit=" + std::to_string(keep));
   const auto eval = p.text("eval_strategy");
   if (eval != "epoch" && eval != "steps" && eval != "no")
     refuse("eval_strategy", "AITraining's values are epoch, steps and no");

@@ -1,7 +1,6 @@
-// The final model, model card, runs/ and save_total_limit of an AITraining project folder.
+// The final model, model card and runs/ of an AITraining project folder.
 #include "project_output.hpp"
 
-#include <algorithm>
 #include <boost/json.hpp>
 #include <filesystem>
 #include <fstream>
@@ -114,27 +113,6 @@ std::vector<std::string> finish_project(const std::string& project, const Params
     fs::create_directory_symlink("tensorboard", root / "runs", ec);
     if (!ec) done.push_back("runs/ -> tensorboard/ (TensorBoard files)");
   }
-  // save_total_limit: the newest checkpoints stay (the last one always); 0 or less keeps all, as
-  // transformers.
-  const auto limit = params.integer("save_total_limit");
-  if (limit <= 0) return done;
-  std::vector<fs::path> steps;
-  for (const auto& entry : fs::directory_iterator(root / "checkpoints", ec)) {
-    const auto name = entry.path().filename().string();
-    if (entry.is_directory() && !entry.is_symlink() && !name.empty() &&
-        name.find_first_not_of("0123456789") == std::string::npos)
-      steps.push_back(entry.path());
-  }
-  std::sort(steps.begin(), steps.end(), [](const fs::path& a, const fs::path& b) {
-    return std::stoll(a.filename().string()) < std::stoll(b.filename().string());
-  });
-  const auto last = fs::canonical(root / "checkpoints" / "last", ec);
-  if (ec) return done;
-  std::size_t removed = 0;
-  for (std::size_t i = 0; i + static_cast<std::size_t>(limit) < steps.size(); ++i)
-    if (fs::canonical(steps[i], ec) != last && fs::remove_all(steps[i], ec) > 0) ++removed;
-  if (removed) done.push_back(std::to_string(removed) + " older checkpoints removed (save_total_limit=" +
-                              std::to_string(limit) + ")");
   return done;
 }
 

@@ -1,7 +1,7 @@
 // AITraining's project folder around shardkit's run folder, once training has succeeded: the final
 // model (the merged model of a LoRA run with merge_adapter, in the base model's dtype; else the
-// adapter, or the full model) with its tokenizer at the top, a README.md model card, runs/ for
-// TensorBoard, and no more checkpoints than save_total_limit.
+// adapter, or the full model) with its tokenizer at the top, a README.md model card, and runs/ for
+// TensorBoard (shardkit-train keeps the checkpoints to save_total_limit as it goes).
 #pragma once
 
 #include <string>

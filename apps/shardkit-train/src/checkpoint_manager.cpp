@@ -1,5 +1,6 @@
 // The CheckpointManager: the run's side of a checkpoint; the Checkpointer writes and reads the folders.
 #include "checkpoint_manager.hpp"
+#include "checkpoint_limit.hpp"
 #include "elapsed.hpp"
 
 #include <torch/torch.h>
@@ -246,7 +247,14 @@ void CheckpointManager::save(std::int64_t step, const LogWindow& window) {
   if (parts_.ema) add_ema(state, files);
   const auto dir = checkpointer_.save((fs::path(run_.output_dir) / "checkpoints").string(),
                                       step_dir_name(step, run_.steps), state, files);
-  if (runtime_.is_main()) logger()->info("checkpoint saved: {}", dir);
+  if (runtime_.is_main()) {
+    logger()->info("checkpoint saved: {}", dir);
+    // The newest --save_total_limit stay, once this one is published.
+    if (options_.save_total_limit > 0)
+      for (const auto& name : remove_old_checkpoints((fs::path(run_.output_dir) / "checkpoints").string(),
+                                                     options_.save_total_limit))
+        logger()->info("checkpoint {} removed (--save_total_limit={})", name, options_.save_total_limit);
+  }
 }
 
 void CheckpointManager::add_ema(ShardedState& state, std::map<std::string, std::string>& files) const {

@@ -82,6 +82,7 @@ const std::vector<OptionBinding> kBindings = {
     option("checkpoint.verify", &O::checkpoint_verify, "", "On resume, check every file of the checkpoint against the checksums of its manifest.json; unset = do so when the checkpoint has a manifest, false = compare sizes only (faster on large checkpoints), true = also refuse a checkpoint without a manifest"),
     option("save_freq", &O::save_freq, "1000", "Checkpoint every N loop steps (a multiple of the accumulation steps; 0 = at the last step only); the last step is always saved", "0"),
     option("save_strategy", &O::save_strategy, "steps", "steps: checkpoint as --save_freq says; epoch: at the end of each epoch (the first optimizer update at or after it) and at the last step (transformers' save_strategy)", nullptr, nullptr, "steps|epoch"),
+    option("save_total_limit", &O::save_total_limit, "0", "Keep the newest N checkpoints, removing older ones once a newer one is published (never the one `last` points to); 0 = keep all (the Hugging Face Trainer's save_total_limit)", "0"),
     option("save_checkpoint", &O::save_checkpoint, "true", "Write checkpoints at all"),
     option("output_dir", &O::output_dir, "", "Run folder; empty = outputs/train/<date>/<time>_<job_name>"),
     option("job_name", &O::job_name, "", "Name of the run; empty = the policy type"),

@@ -50,6 +50,7 @@ struct TrainOptions {
   std::int64_t eval_steps{};  ///< --eval_steps
   std::string eval_strategy{};  ///< --eval_strategy
   std::string save_strategy{};  ///< --save_strategy
+  std::int64_t save_total_limit{};  ///< --save_total_limit
   std::int64_t max_eval_samples{};  ///< --max_eval_samples
   std::int64_t env_eval_freq{};  ///< --env_eval_freq
   bool wandb_enable{};  ///< --wandb.enable

@@ -25,6 +25,7 @@
 #include "ledger.hpp"
 #include "base_model_record.hpp"
 #include "checkpoint_manager.hpp"
+#include "checkpoint_limit.hpp"
 #include "checkpoint_manifest.hpp"
 #include "evaluation.hpp"
 #include "malloc_tuning.hpp"
@@ -71,6 +72,18 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
   if (runtime_.is_main())
     for (const auto& line : remove_unfinished_saves((fs::path(output_dir_) / "checkpoints").string()))
       log->info("{}", line);
+  // --save_total_limit removes old checkpoints: only ever folders shardkit wrote.
+  if (options_.save_total_limit > 0)
+    rank0_verdict(mesh_->world(), [this] {
+      const auto foreign = foreign_checkpoint_entries((fs::path(output_dir_) / "checkpoints").string());
+      std::string names;
+      for (const auto& name : foreign) names += (names.empty() ? "" : ", ") + name;
+      return foreign.empty() ? std::string()
+                             : "--save_total_limit=" + std::to_string(options_.save_total_limit) + " removes old "
+                               "checkpoints from " + (fs::path(output_dir_) / "checkpoints").string() +
+                               ", which holds entries shardkit did not write (" + names + "): move them out, or "
+                               "leave --save_total_limit at 0 (keep every checkpoint)";
+    });
   agree_on_start(mesh_->world(), output_dir_, runtime_.restart_count, resume_dir);
   // A PEFT run's checkpoints need its base again: they record it, and a resume checks it.
   if (peft_enabled(config_) && !options_.policy_path.empty())  // else refused with the PEFT options

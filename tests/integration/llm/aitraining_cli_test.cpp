@@ -131,7 +131,15 @@ TEST_CASE("shardkit-llm --resume-from-checkpoint latest ends where an uninterrup
   fs::remove(dir / "resumed/model.safetensors");
   // save_steps counts optimizer updates, as transformers: 4 updates of 2 loop steps.
   CHECK(fs::exists(dir / "resumed/checkpoints/000008"));
+  // --save_total_limit removes checkpoints: never beside entries shardkit did not write.
+  std::ofstream(dir / "resumed/checkpoints/notes.txt") << "mine";
+  const auto refused = llm({"--train", "--model", dir / "model", "--data-path", dir / "data", "--project-name",
+                            dir / "resumed", "--save-total-limit", "2", "--resume-from-checkpoint", "latest"});
+  CHECK(refused.exit_code == 2);
+  CHECK(contains(refused.output, "which holds entries shardkit did not write (notes.txt)"));
+  fs::remove(dir / "resumed/checkpoints/notes.txt");
   const auto resumed = run(dir / "resumed", {"--save-total-limit", "2", "--resume-from-checkpoint", "latest"});
+  CHECK(contains(resumed, "checkpoint 000008 removed (--save_total_limit=2)"));
   CHECK(contains(resumed, "--resume=true"));
   CHECK(contains(resumed, "resumed from"));
   const auto a = read_safetensors(dir / "straight/model.safetensors");
