@@ -64,18 +64,14 @@ const std::vector<Field>& fields() {
   return all;
 }
 
-namespace {
-
-std::string underscored(std::string_view name) {
+std::string field_key(std::string_view name) {
   std::string s(name);
   std::replace(s.begin(), s.end(), '-', '_');
   return s;
 }
 
-}  // namespace
-
 const Field* find_field(std::string_view name) {
-  const auto wanted = underscored(name);
+  const auto wanted = field_key(name);
   for (const auto& f : fields())
     if (wanted == f.name) return &f;
   return nullptr;
@@ -122,7 +118,7 @@ const std::vector<OtherField>& other_fields() {
 }
 
 const OtherField* find_other_field(std::string_view name) {
-  const auto wanted = underscored(name);
+  const auto wanted = field_key(name);
   for (const auto& f : other_fields())
     if (wanted == f.name) return &f;
   return nullptr;

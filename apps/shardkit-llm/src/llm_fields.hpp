@@ -27,6 +27,9 @@ struct Field {
   const char* default_value;  ///< as AITraining writes it; nullptr for None
 };
 
+/// A field's name as LLMTrainingParams spells it: dashes (the command line's) read as underscores.
+std::string field_key(std::string_view name);
+
 /// The fields shardkit-llm acts on, in LLMTrainingParams' order.
 const std::vector<Field>& fields();
 /// The field named `name` (dashes read as underscores), or nullptr.

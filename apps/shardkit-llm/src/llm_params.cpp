@@ -6,20 +6,17 @@
 #include <algorithm>
 #include <boost/json.hpp>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
+#include <filesystem>
 #include <set>
 
 #include "llm_fields.hpp"
+#include "shardkit/comma_list.hpp"
+#include "shardkit/config_resolution.hpp"
 #include "shardkit/error.hpp"
+#include "shardkit/files.hpp"
 
 namespace shardkit::llm {
 namespace {
-
-std::string underscored(std::string s) {
-  std::replace(s.begin(), s.end(), '-', '_');
-  return s;
-}
 
 std::optional<bool> parse_bool(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -59,16 +56,12 @@ std::string kind_problem(Kind kind, const std::string& value) {
     case Kind::Bool:
       return parse_bool(value) ? "" : "true or false";
     case Kind::BlockSize: {
-      std::size_t start = 0;
-      while (true) {
-        const auto comma = value.find(',', start);
-        auto part = value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-        part.erase(0, part.find_first_not_of(' '));
-        part.erase(part.find_last_not_of(' ') + 1);
-        if (!parses_as_int(part)) return "an integer or a comma-separated list of integers (1024 or 512,1024)";
-        if (comma == std::string::npos) return "";
-        start = comma + 1;
-      }
+      // Every comma-separated item an integer (comma_list drops empty items: none may be).
+      const auto parts = comma_list(value);
+      const bool whole = parts.size() == static_cast<std::size_t>(std::count(value.begin(), value.end(), ',')) + 1;
+      return whole && std::all_of(parts.begin(), parts.end(), parses_as_int)
+                 ? ""
+                 : "an integer or a comma-separated list of integers (1024 or 512,1024)";
     }
     case Kind::Mapping: {
       boost::system::error_code ec;
@@ -81,30 +74,12 @@ std::string kind_problem(Kind kind, const std::string& value) {
   return "";
 }
 
-/// The closest field name to `name` (edit distance), for "did you mean".
+/// The closest field name to `name`, for "did you mean" (shardkit-train's rule), or "".
 std::string closest_field(const std::string& name) {
-  const auto distance = [](const std::string& a, const std::string& b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-      std::size_t diagonal = row[0];
-      row[0] = i;
-      for (std::size_t j = 1; j <= b.size(); ++j) {
-        const auto up = row[j];
-        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-        diagonal = up;
-      }
-    }
-    return row[b.size()];
-  };
-  std::string best;
-  std::size_t best_distance = 4;  // only close names are suggested
-  for (const auto& f : fields())
-    if (const auto d = distance(name, f.name); d < best_distance) {
-      best_distance = d;
-      best = f.name;
-    }
-  return best;
+  std::vector<std::string> names;
+  for (const auto& f : fields()) names.emplace_back(f.name);
+  const auto close = closest_names(name, names, 1);
+  return close.empty() ? "" : close.front();
 }
 
 std::string dashed(std::string s) {
@@ -120,7 +95,7 @@ Params::Params() {
 }
 
 void Params::set(const std::string& name, std::optional<std::string> value, const std::string& origin) {
-  const auto key = underscored(name);
+  const auto key = field_key(name);
   const auto* field = find_field(key);
   if (!field && !is_other_field(key)) {
     const auto near = closest_field(key);
@@ -140,7 +115,7 @@ void Params::set(const std::string& name, std::optional<std::string> value, cons
 }
 
 const Param& Params::at(const std::string& name) const {
-  const auto it = values_.find(underscored(name));
+  const auto it = values_.find(field_key(name));
   if (it == values_.end()) throw RuntimeError("shardkit-llm: no field " + name);
   return it->second;
 }
@@ -183,7 +158,7 @@ Request parse_command_line(const std::vector<std::string>& args) {
     if (arg.rfind("--", 0) != 0)
       throw ConfigError("'" + arg + "': shardkit-llm takes flags only (--train --model ... --data-path ...)");
     const auto eq = arg.find('=');
-    const auto name = underscored(arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2));
+    const auto name = field_key(arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2));
     std::optional<std::string> inline_value;
     if (eq != std::string::npos) inline_value = arg.substr(eq + 1);
     if (name == "train" || name == "help" || name == "h") {
@@ -257,9 +232,9 @@ std::optional<std::string> env_substituted(const std::optional<std::string>& val
 }  // namespace
 
 void read_training_params(const std::string& path, Params& params) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError("--training_config " + path + ": no such file");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::error_code missing;
+  if (!std::filesystem::is_regular_file(path, missing)) throw ConfigError("--training_config " + path + ": no such file");
+  const auto text = read_text_file(path);
   boost::system::error_code ec;
   const auto root = boost::json::parse(text, ec);
   if (ec || !root.is_object()) throw FormatError(path + ": not a JSON object of LLMTrainingParams fields");
@@ -294,13 +269,7 @@ std::string training_params_json(const Params& params) {
       case Kind::Mapping: out[f.name] = boost::json::parse(*value); break;
       case Kind::BlockSize: {
         boost::json::array sizes;
-        std::size_t start = 0;
-        while (true) {
-          const auto comma = value->find(',', start);
-          sizes.emplace_back(std::stoll(value->substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
-          if (comma == std::string::npos) break;
-          start = comma + 1;
-        }
+        for (const auto& size : comma_list(*value)) sizes.emplace_back(std::stoll(size));
         if (sizes.size() == 1) out[f.name] = sizes.front();
         else out[f.name] = std::move(sizes);
         break;

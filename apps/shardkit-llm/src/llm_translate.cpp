@@ -7,11 +7,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <set>
 
 #include "llm_fields.hpp"
 #include "shardkit/error.hpp"
+#include "shardkit/files.hpp"
 
 namespace shardkit::llm {
 namespace fs = std::filesystem;
@@ -28,6 +28,15 @@ std::string split_file(const std::string& data_path, const std::string& split) {
 
 }  // namespace
 
+boost::json::object model_config(const std::string& folder) {
+  const auto path = fs::path(folder) / "config.json";
+  std::error_code missing;
+  if (!fs::is_regular_file(path, missing)) return {};
+  boost::system::error_code ec;
+  auto config = boost::json::parse(read_text_file(path.string()), ec);
+  return !ec && config.is_object() ? std::move(config.as_object()) : boost::json::object();
+}
+
 std::string project_folder(const std::string& project_name) {
   if (project_name.empty() || fs::path(project_name).is_absolute()) return project_name;
   std::string base;
@@ -43,13 +52,8 @@ namespace {
 /// model's max_position_embeddings from config.json when it has one.
 std::int64_t model_max_length(const Params& p) {
   if (p.given("model_max_length") || p.integer("model_max_length") != 2048) return p.integer("model_max_length");
-  std::ifstream in(fs::path(p.text("model")) / "config.json");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  boost::system::error_code ec;
-  const auto config = boost::json::parse(text, ec);
-  if (!ec && config.is_object())
-    if (const auto* v = config.as_object().if_contains("max_position_embeddings"); v && v->is_int64())
-      return v->as_int64();
+  const auto config = model_config(p.text("model"));
+  if (const auto* v = config.if_contains("max_position_embeddings"); v && v->is_int64()) return v->as_int64();
   return 2048;
 }
 

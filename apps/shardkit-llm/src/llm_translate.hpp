@@ -1,6 +1,8 @@
 // LLMTrainingParams -> the shardkit-train command line that trains the same way.
 #pragma once
 
+#include <boost/json/object.hpp>
+
 #include <string>
 #include <vector>
 
@@ -13,6 +15,9 @@ struct Translation {
   std::vector<std::string> warnings;    ///< said once before training (log wandb, quantization on CPU, ...)
   std::string output_dir;               ///< the project folder
 };
+
+/// A model folder's config.json as a JSON object: empty when it is missing or is not one.
+boost::json::object model_config(const std::string& folder);
 
 /// AITraining's project path: `project_name` itself when absolute, else under
 /// $AUTOTRAIN_PROJECTS_DIR, else under ~/trainings.

@@ -4,9 +4,9 @@
 #include <boost/json.hpp>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <set>
 
+#include "llm_translate.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/safetensors.hpp"
 #include "shardkit/safetensors_torch.hpp"
@@ -15,18 +15,11 @@ namespace shardkit::llm {
 namespace fs = std::filesystem;
 namespace {
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 /// The base model's dtype from its config.json (transformers 5's "dtype", older "torch_dtype").
 std::string base_dtype(const std::string& model) {
-  boost::system::error_code ec;
-  const auto config = boost::json::parse(read_text(fs::path(model) / "config.json"), ec);
-  if (ec || !config.is_object()) return "";
+  const auto config = model_config(model);
   for (const char* key : {"dtype", "torch_dtype"})
-    if (const auto* v = config.as_object().if_contains(key); v && v->is_string()) return std::string(v->as_string());
+    if (const auto* v = config.if_contains(key); v && v->is_string()) return std::string(v->as_string());
   return "";
 }
 
@@ -50,12 +43,10 @@ void cast_model(const fs::path& folder, const std::string& dtype) {
     safetensors::write_file(tmp, refs, {{"format", "pt"}});
     fs::rename(tmp, entry.path());
   }
-  boost::system::error_code ec;
-  auto config = boost::json::parse(read_text(folder / "config.json"), ec);
-  if (ec || !config.is_object()) return;
-  auto& o = config.as_object();
-  if (o.contains("torch_dtype")) o["torch_dtype"] = dtype;
-  o["dtype"] = dtype;
+  auto config = model_config(folder.string());
+  if (config.empty()) return;
+  if (config.contains("torch_dtype")) config["torch_dtype"] = dtype;
+  config["dtype"] = dtype;
   std::ofstream(folder / "config.json") << boost::json::serialize(config) << "\n";
 }
 

@@ -4,22 +4,16 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "checkpoint_io.hpp"
+
 namespace shardkit::train {
 namespace fs = std::filesystem;
-namespace {
-
-bool is_step_folder(const std::string& name) {
-  return !name.empty() && name.size() < 19 && name.find_first_not_of("0123456789") == std::string::npos;
-}
-
-}  // namespace
-
 std::vector<std::string> foreign_checkpoint_entries(const std::string& checkpoints_dir) {
   std::vector<std::string> foreign;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(checkpoints_dir, ec)) {
     const auto name = e.path().filename().string();
-    const bool ours = (is_step_folder(name) && e.is_directory(ec) && !e.is_symlink(ec)) || name == "last" ||
+    const bool ours = (is_step_dir_name(name) && e.is_directory(ec) && !e.is_symlink(ec)) || name == "last" ||
                       name == ".last.tmp" || name.rfind(".tmp-", 0) == 0 || name.rfind(".old-", 0) == 0;
     if (!ours) foreign.push_back(name);
   }
@@ -32,7 +26,7 @@ std::vector<std::string> remove_old_checkpoints(const std::string& checkpoints_d
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(checkpoints_dir, ec)) {
     const auto name = e.path().filename().string();
-    if (is_step_folder(name) && e.is_directory(ec) && !e.is_symlink(ec)) steps.emplace_back(std::stoll(name), e.path());
+    if (is_step_dir_name(name) && e.is_directory(ec) && !e.is_symlink(ec)) steps.emplace_back(std::stoll(name), e.path());
   }
   std::sort(steps.begin(), steps.end());
   const auto last = fs::read_symlink(fs::path(checkpoints_dir) / "last", ec).filename().string();

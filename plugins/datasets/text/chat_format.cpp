@@ -47,15 +47,6 @@ std::optional<std::string> config_template(const boost::json::object& config, co
   throw ConfigError(path + ": chat_template is neither a string nor a list holding a template named \"default\"");
 }
 
-boost::json::object read_config(const std::string& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return {};
-  boost::system::error_code json_ec;
-  auto value = boost::json::parse(read_text_file(path), json_ec);
-  if (json_ec || !value.is_object()) throw FormatError(path + ": not a JSON object");
-  return std::move(value.as_object());
-}
-
 // Why `messages` cannot be rendered, or "" when it can.
 std::string message_problem(const boost::json::value& messages) {
   if (messages.is_string())
@@ -105,7 +96,7 @@ ChatFormat ChatFormat::load(const std::string& chat_template, const std::string&
                             std::shared_ptr<const Tokenizer> tokenizer, bool response_only_loss) {
   const auto folder = fs::path(tokenizer_file).parent_path();
   const auto config_path = (folder / "tokenizer_config.json").string();
-  const auto config = read_config(config_path);
+  const auto config = read_tokenizer_config(config_path);
   ChatFormat f;
   f.tokenizer_ = std::move(tokenizer);
   f.response_only_ = response_only_loss;

@@ -33,6 +33,12 @@ boost::json::value parse_json(const std::string& text, const std::string& path) 
 
 }  // namespace
 
+boost::json::object read_tokenizer_config(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return {};
+  return std::move(parse_json(read_text_file(path), path).as_object());
+}
+
 TemplateTokens template_tokens(std::string_view name) {
   if (name == "chatml")
     return {kChatml,
@@ -50,10 +56,7 @@ TokenizerWithTemplate add_template_tokens(const std::string& tokenizer_file, std
   const auto config_path = (fs::path(tokenizer_file).parent_path() / "tokenizer_config.json").string();
   const auto json_text = read_text_file(tokenizer_file);
   auto root = parse_json(json_text, tokenizer_file);
-  std::error_code ec;
-  const bool has_config = fs::is_regular_file(config_path, ec);
-  boost::json::value config = has_config ? parse_json(read_text_file(config_path), config_path)
-                                         : boost::json::value(boost::json::object());
+  auto config = read_tokenizer_config(config_path);
   const auto original = Tokenizer::from_json(json_text, tokenizer_file);
 
   auto* added_tokens = root.as_object().if_contains("added_tokens");
@@ -78,7 +81,7 @@ TokenizerWithTemplate add_template_tokens(const std::string& tokenizer_file, std
     if (!known) out.added.push_back(content);
     entries.push_back({{"id", id}, {"content", content}, {"single_word", false}, {"lstrip", false},
                        {"rstrip", false}, {"normalized", false}, {"special", true}});
-    if (auto* decoder = config.as_object().if_contains("added_tokens_decoder"); decoder && decoder->is_object())
+    if (auto* decoder = config.if_contains("added_tokens_decoder"); decoder && decoder->is_object())
       decoder->as_object()[std::to_string(id)] = {{"content", content}, {"lstrip", false}, {"normalized", false},
                                                   {"rstrip", false}, {"single_word", false}, {"special", true}};
   }
@@ -90,13 +93,12 @@ TokenizerWithTemplate add_template_tokens(const std::string& tokenizer_file, std
     return id(a) < id(b);
   });
 
-  auto& c = config.as_object();
-  for (const auto& [key, content] : tokens.special) c[key] = content;
+  for (const auto& [key, content] : tokens.special) config[key] = content;
   boost::json::array extra;
   for (const auto& t : tokens.additional) extra.emplace_back(t);
-  c["extra_special_tokens"] = std::move(extra);
-  c.erase("additional_special_tokens");
-  c.erase("chat_template");  // transformers 5 saves the template as chat_template.jinja
+  config["extra_special_tokens"] = std::move(extra);
+  config.erase("additional_special_tokens");
+  config.erase("chat_template");  // transformers 5 saves the template as chat_template.jinja
 
   out.files["tokenizer.json"] = boost::json::serialize(root);
   out.files["tokenizer_config.json"] = boost::json::serialize(config);

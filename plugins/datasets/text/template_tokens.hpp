@@ -7,6 +7,8 @@
 //   with.tokenizer->token_to_id("<|im_start|>user");  // a new id when the tokenizer lacked it
 #pragma once
 
+#include <boost/json/object.hpp>
+
 #include <map>
 #include <memory>
 #include <string>
@@ -23,6 +25,10 @@ struct TemplateTokens {
   std::map<std::string, std::string> special;  ///< bos_token, eos_token, pad_token -> content
   std::vector<std::string> additional;         ///< additional_special_tokens, in AITraining's order
 };
+
+/// A tokenizer_config.json as a JSON object: empty when the file is missing, FormatError naming
+/// it when it is not a JSON object.
+boost::json::object read_tokenizer_config(const std::string& path);
 
 /// `name`'s template and tokens: chatml or zephyr (anything else throws ConfigError).
 TemplateTokens template_tokens(std::string_view name);

@@ -12,9 +12,8 @@
 
 #include "../distributed/launch.hpp"
 #include "lm_fixture.hpp"
+#include "../llama/llama_support.hpp"
 #include "program_environment.hpp"
-#include "shardkit/safetensors.hpp"
-#include "shardkit/safetensors_torch.hpp"
 
 using namespace shardkit::test;
 
@@ -28,14 +27,6 @@ void make_project_inputs(const TempDir& dir) {
   lm_fixture("make", dir.path());
   fs::create_directories(dir / "data");
   std::ofstream(dir / "data/train.jsonl") << conversations(48);
-}
-
-/// Every tensor of a safetensors file.
-std::map<std::string, torch::Tensor> read_safetensors(const std::string& path) {
-  const auto file = shardkit::safetensors::File::open(path);
-  std::map<std::string, torch::Tensor> out;
-  for (const auto& name : file.names()) out[name] = shardkit::safetensors::to_tensor(file.get(name));
-  return out;
 }
 
 /// The entries of folder/checkpoints.
@@ -98,7 +89,7 @@ TEST_CASE("shardkit-llm runs the guide's command: --trainer sft --peft on 2 proc
       CHECK(fs::exists(project + "/" + file));
     CHECK_FALSE(fs::exists(project + "/adapter_model.safetensors"));
     CHECK(fs::is_directory(project + "/runs"));
-    const auto merged = read_safetensors(project + "/model.safetensors");
+    const auto merged = read_tensors(project + "/model.safetensors");
     const auto dtype = backend.empty() ? torch::kFloat32 : torch::kBFloat16;
     for (const auto& [name, t] : merged) {
       INFO(name);
@@ -142,8 +133,8 @@ TEST_CASE("shardkit-llm --resume-from-checkpoint latest ends where an uninterrup
   CHECK(contains(resumed, "checkpoint 000008 removed (--save_total_limit=2)"));
   CHECK(contains(resumed, "--resume=true"));
   CHECK(contains(resumed, "resumed from"));
-  const auto a = read_safetensors(dir / "straight/model.safetensors");
-  const auto b = read_safetensors(dir / "resumed/model.safetensors");
+  const auto a = read_tensors(dir / "straight/model.safetensors");
+  const auto b = read_tensors(dir / "resumed/model.safetensors");
   REQUIRE(a.size() == b.size());
   for (const auto& [name, t] : a) {
     INFO(name);
