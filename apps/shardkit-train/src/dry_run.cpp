@@ -1,6 +1,7 @@
 // The dry run: a backend set up on a planning mesh, its memory plan printed.
 #include "dry_run.hpp"
 
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -9,6 +10,8 @@
 #include "shardkit/dataset.hpp"
 #include "shardkit/logging.hpp"
 #include "shardkit/sharding_report.hpp"
+#include "activation_checkpoints.hpp"
+#include "activation_memory.hpp"
 #include "token_embeddings.hpp"
 
 namespace shardkit::train {
@@ -42,6 +45,13 @@ int print_memory_plan(const Config& config, const Registry& registry, const Runt
   match_token_embeddings(*dataset, *policy, selection.policy, nullptr);
   policy->to(torch::Device(runtime.device));
   const auto whole = whole_model_plan(*policy);
+  // Activations, measured on one micro-batch of the whole model before the backend shards it:
+  // a rank's activations are those of its own micro-batch, whatever the sharding.
+  const auto checkpointing = checkpointing_choice(config, selection.backend, *policy, selection.policy);
+  std::optional<ActivationMemory> activations;
+  if (runtime.device == "cpu")
+    activations = measure_activation_memory(*policy, *dataset, TrainOptions::from(config).batch_size,
+                                            checkpointing.classes, checkpointing.every, checkpointing.mode);
 
   auto mesh = DeviceMesh::planning(shape);
   auto backend_context = plugin_context(config, runtime, "backend", selection.backend);
@@ -68,6 +78,19 @@ int print_memory_plan(const Config& config, const Registry& registry, const Runt
             "AdamW state ({}); activations come on top",
             format_bytes(total), total, whole_total > 0 ? static_cast<double>(total) / whole_total : 0.0,
             format_bytes(whole_total));
+  if (!activations) {
+    log->info("dry run: activations are measured on CPU runs only (this run's device: {})", runtime.device);
+    return 0;
+  }
+  const auto& a = *activations;
+  log->info("dry run: activations per rank, measured on one fp32 micro-batch of {} samples: {} ({} bytes) without "
+            "activation checkpointing, {} selective (every {}), {} full",
+            a.batch, format_bytes(a.none), a.none, format_bytes(a.selective), checkpointing.every,
+            format_bytes(a.full));
+  const auto expected = total + a.of(checkpointing.mode);
+  log->info("dry run: expected peak tensor memory per rank with this run's activation checkpointing ({}): {} ({} "
+            "bytes)",
+            nn::checkpointing_mode_name(checkpointing.mode), format_bytes(expected), expected);
   return 0;
 }
 

@@ -61,7 +61,8 @@ int given_int(const RawConfig& flags, const RawConfig& file, const std::string& 
 /// The backend whose namespace holds option `key` ("fsdp" for accelerator.fsdp.x), or ""
 /// for keys outside every backend's namespace (including core's accelerator groups).
 std::string backend_of_option(const std::string& key) {
-  static const char* const kCoreGroups[] = {"gradient_accumulation", "mixed_precision", "fp16"};
+  static const char* const kCoreGroups[] = {"gradient_accumulation", "mixed_precision", "fp16",
+                                            "activation_checkpointing"};
   if (key.rfind("accelerator.", 0) != 0) return "";
   const auto rest = key.substr(12);
   const auto dot = rest.find('.');

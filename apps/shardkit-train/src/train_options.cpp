@@ -109,6 +109,8 @@ const std::vector<OptionBinding> kBindings = {
     option("accelerator.fp16.init_scale", &O::accelerator_fp16_init_scale, "65536", "fp16: the loss scale to start from", "1"),
     option("accelerator.fp16.growth_interval", &O::accelerator_fp16_growth_interval, "2000", "fp16: double the loss scale after this many updates without overflow", "1"),
     option("accelerator.gradient_accumulation.steps", &O::accelerator_gradient_accumulation_steps, "1", "Micro-batches per optimizer update", "1"),
+    option("accelerator.activation_checkpointing.mode", &O::accelerator_activation_checkpointing_mode, "none", "Activation checkpointing of the wrap units (the policy's, or --accelerator.<backend>.wrap_modules): none; full (every unit keeps only its inputs and runs its forward again in backward: less memory, about one more forward per step); selective (every k-th unit, --accelerator.activation_checkpointing.every)", nullptr, nullptr, "none|full|selective"),
+    option("accelerator.activation_checkpointing.every", &O::accelerator_activation_checkpointing_every, "2", "selective: checkpoint the k-th, 2k-th, ... wrap unit", "1"),
     option("peft.method_type", &O::peft_method_type, "", "PEFT method: LORA, the only one shardkit has (adapters on a frozen --policy.path base, saved as PEFT's adapter_model.safetensors); empty = no PEFT, unless another --peft.* option is given, which means LORA"),
     option("peft.r", &O::peft_r, "16", "LoRA rank", "1"),
     option("peft.lora_alpha", &O::peft_lora_alpha, "8", "LoRA alpha: the adapters are scaled by lora_alpha / r (PEFT's default, 8)", "0"),

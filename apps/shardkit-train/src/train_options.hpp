@@ -97,6 +97,8 @@ struct TrainOptions {
   double accelerator_fp16_init_scale{};  ///< --accelerator.fp16.init_scale
   std::int64_t accelerator_fp16_growth_interval{};  ///< --accelerator.fp16.growth_interval
   std::int64_t accelerator_gradient_accumulation_steps{};  ///< --accelerator.gradient_accumulation.steps
+  std::string accelerator_activation_checkpointing_mode{};  ///< --accelerator.activation_checkpointing.mode
+  std::int64_t accelerator_activation_checkpointing_every{};  ///< --accelerator.activation_checkpointing.every
   std::string peft_method_type{};  ///< --peft.method_type
   std::int64_t peft_r{};  ///< --peft.r
   double peft_lora_alpha{};  ///< --peft.lora_alpha

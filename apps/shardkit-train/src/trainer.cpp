@@ -23,6 +23,7 @@
 #include "peft.hpp"
 #include "shardkit/precision.hpp"
 #include "ledger.hpp"
+#include "activation_checkpoints.hpp"
 #include "base_model_record.hpp"
 #include "checkpoint_manager.hpp"
 #include "checkpoint_limit.hpp"
@@ -127,6 +128,8 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
     lora_ = std::move(peft.options);
     lora_summary_ = std::move(peft.summary);
   }
+  setup_activation_checkpointing(config_, selection_.backend, *policy_, selection_.policy,
+                                 runtime_.is_main() ? log.get() : nullptr);
   policy_->to(torch::Device(runtime_.device));
   backend_ = registry_.create_as<Backend>("backend", selection_.backend,
                                           context_for("backend", selection_.backend));

@@ -72,8 +72,9 @@ inline constexpr std::uint32_t kPluginAbiVersion = 7;  // 7: per-kind versions, 
 /// plugin's descriptor records its kind's; the loader refuses a plugin built with another. Bump
 /// one on an incompatible change to what it covers; the other kinds' plugins keep loading.
 namespace kind_abi {
-inline constexpr std::uint32_t policy = 1;             ///< policy.hpp (Policy, Batch, PolicyOutput)
-inline constexpr std::uint32_t backend = 1;            ///< backend.hpp, precision.hpp
+inline constexpr std::uint32_t policy = 2;             ///< policy.hpp (Policy, Batch, PolicyOutput), nn/block.hpp;
+                                                       ///< 2: blocks' activation checkpointing
+inline constexpr std::uint32_t backend = 2;            ///< backend.hpp, precision.hpp, nn/block.hpp's hooks
 inline constexpr std::uint32_t checkpoint_format = 1;  ///< checkpoint_format.hpp, sharded_state.hpp
 inline constexpr std::uint32_t dataset = 1;            ///< dataset.hpp
 inline constexpr std::uint32_t comm = 1;               ///< comm.hpp

@@ -36,10 +36,12 @@ void BlockBase::run_post(TensorList& outputs) {
 torch::Tensor Block::forward_hooked(const torch::Tensor& input) {
   TensorList inputs{input};
   run_pre(inputs);
-  TensorList outputs{forward_impl(inputs[0])};
+  TensorList outputs = run_impl(inputs);
   run_post(outputs);
   return outputs[0];
 }
+
+TensorList Block::forward_list(const TensorList& inputs) { return {forward_impl(inputs.at(0))}; }
 
 std::vector<NamedBlock> find_blocks(torch::nn::Module& root,
                                     const std::vector<std::string>& class_names) {

@@ -45,3 +45,48 @@ TEST_CASE("a dry run prints each backend's plan for 8 processes from one process
   CHECK(zero3 < zero1);
   CHECK(zero1 < 0.5);
 }
+
+namespace {
+
+// A Llama whose activations (8 x 256 tokens, attention scores of 4 heads) outweigh its state.
+std::vector<std::string> llama_flags(const std::string& out, const std::vector<std::string>& extra) {
+  return with({"--output_dir=" + out, "--policy.type=llama", "--policy.vocab_size=512", "--policy.hidden_size=128",
+               "--policy.intermediate_size=344", "--policy.num_hidden_layers=4", "--policy.num_attention_heads=4",
+               "--plugin_path=" + std::string(SHARDKIT_FIXTURE_DIR) + "/datasets", "--dataset.type=tokens_fixture",
+               "--dataset.vocab_size=512", "--dataset.min_len=256", "--dataset.max_len=256", "--dataset.num_samples=64",
+               "--batch_size=8", "--steps=3", "--save_checkpoint=false", "--num_threads=1", "--log_freq=1"},
+              extra);
+}
+
+std::int64_t bytes_after(const std::string& output, const std::string& label) {
+  std::smatch m;
+  const std::regex pattern(label + R"([^\n]*?\(([0-9]+) bytes\))");
+  INFO("looking for: " << label);
+  REQUIRE(std::regex_search(output, m, pattern));
+  return std::stoll(m[1]);
+}
+
+}  // namespace
+
+TEST_CASE("a dry run measures activations with and without checkpointing and predicts the peak within 20 %") {
+  TempDir dir("sk-dry-run-act");
+  for (const std::string mode : {"none", "full"}) {
+    INFO("activation checkpointing " << mode);
+    const auto flag = "--accelerator.activation_checkpointing.mode=" + mode;
+    const auto plan = run_program("shardkit-train", llama_flags(dir / ("plan-" + mode), {"--dry_run=true", flag}));
+    INFO(plan.output);
+    REQUIRE(plan.exit_code == 0);
+    CHECK(contains(plan.output, "dry run: activations per rank, measured on one fp32 micro-batch of 8 samples"));
+    const auto none = bytes_after(plan.output, "dry run: activations per rank");
+    const auto expected = bytes_after(plan.output, "dry run: expected peak tensor memory per rank");
+    const auto run = run_program("shardkit-train", llama_flags(dir / ("run-" + mode), {flag}));
+    INFO(run.output);
+    REQUIRE(run.exit_code == 0);
+    const auto measured = bytes_after(run.output, "peak CPU tensor memory while training");
+    const double ratio = static_cast<double>(expected) / static_cast<double>(measured);
+    WARN(mode << ": predicted " << expected << " bytes, measured " << measured << " (ratio " << ratio
+              << "); activations without checkpointing " << none << " bytes");
+    CHECK(ratio > 0.8);
+    CHECK(ratio < 1.2);
+  }
+}

@@ -11,6 +11,10 @@
 //     torch::nn::Linear fc{nullptr};
 //   };
 //   TORCH_MODULE(MyBlock);  // MyBlock{}(x) and Sequential(MyBlock{}) both run the hooks
+//
+// A block may also be activation-checkpointed (set_activation_checkpointing, or
+// shardkit/nn/activation_checkpointing.hpp for a model's wrap units): its forward then keeps only
+// its inputs and runs forward_impl again in backward, between the hooks' pre and post parts.
 #pragma once
 
 #include <functional>
@@ -46,11 +50,26 @@ class BlockBase : public torch::nn::Module {
   void set_hooks(std::shared_ptr<const BlockHooks> hooks) { hooks_ = std::move(hooks); }
   /// True when hooks are installed.
   bool has_hooks() const { return hooks_ != nullptr; }
+  /// Activation checkpointing: while gradients are recorded, forward saves only the block's
+  /// inputs (not what forward_impl computes from them) and backward runs forward_impl again,
+  /// with the random generators' state of the first run (dropout draws the same masks) and
+  /// the same autocast state, to get the gradients. Costs one more forward_impl per backward.
+  /// forward_impl may use the block's own parameters and buffers and its inputs only.
+  void set_activation_checkpointing(bool on) { checkpointing_ = on; }
+  bool activation_checkpointing() const { return checkpointing_; }
 
  protected:
   void run_pre(TensorList& inputs);
   void run_post(TensorList& outputs);
+  /// forward_impl on the flattened inputs, checkpointed when that is on and gradients are recorded.
+  TensorList run_impl(const TensorList& inputs);
+  /// forward_impl, on flattened inputs and outputs.
+  virtual TensorList forward_list(const TensorList& inputs) = 0;
   std::shared_ptr<const BlockHooks> hooks_;
+  bool checkpointing_ = false;
+
+ private:
+  friend struct CheckpointedForward;
 };
 
 /// A wrap unit with one tensor in and one tensor out.
@@ -59,7 +78,7 @@ class Block : public BlockBase {
   using BlockBase::BlockBase;
   /// Runs the hooks around forward_impl(). Deliberately not virtual.
   torch::Tensor forward(const torch::Tensor& input) {
-    if (!hooks_) return forward_impl(input);
+    if (!hooks_ && !checkpointing_) return forward_impl(input);
     return forward_hooked(input);
   }
 
@@ -69,6 +88,7 @@ class Block : public BlockBase {
 
  private:
   torch::Tensor forward_hooked(const torch::Tensor& input);
+  TensorList forward_list(const TensorList& inputs) final;
 };
 
 /// A wrap unit with several tensors in and out (e.g. hidden states plus a mask).
@@ -77,9 +97,9 @@ class ListBlock : public BlockBase {
   using BlockBase::BlockBase;
   /// Runs the hooks around forward_impl(). Deliberately not virtual.
   TensorList forward(TensorList inputs) {
-    if (!hooks_) return forward_impl(inputs);
+    if (!hooks_ && !checkpointing_) return forward_impl(inputs);
     run_pre(inputs);
-    TensorList outputs = forward_impl(inputs);
+    TensorList outputs = run_impl(inputs);
     run_post(outputs);
     return outputs;
   }
@@ -87,6 +107,9 @@ class ListBlock : public BlockBase {
  protected:
   /// The block's computation, written by the policy.
   virtual TensorList forward_impl(const TensorList& inputs) = 0;
+
+ private:
+  TensorList forward_list(const TensorList& inputs) final { return forward_impl(inputs); }
 };
 
 /// A block found in a module tree: its dotted name from the root and the module.
