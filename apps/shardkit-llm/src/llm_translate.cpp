@@ -173,6 +173,9 @@ Translation translate(const Params& p, int processes, bool cuda) {
     refuse("scheduler", "shardkit-llm has transformers' linear (AITraining's default) and constant schedules");
   }
   a.push_back("--seed=" + p.text("seed"));
+  // transformers' gradient checkpointing of every decoder layer, on unless disabled (AITraining's default).
+  a.push_back(std::string("--accelerator.activation_checkpointing.mode=") +
+              (p.flag("disable_gradient_checkpointing") ? "none" : "full"));
   if (!p.is_none("mixed_precision")) {
     const auto mp = p.text("mixed_precision");
     if (mp == "fp16" || mp == "bf16") a.push_back("--accelerator.mixed_precision=" + mp);

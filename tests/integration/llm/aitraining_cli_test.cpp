@@ -79,6 +79,8 @@ TEST_CASE("shardkit-llm runs the guide's command: --trainer sft --peft on 2 proc
     const auto log = slurp(project + "/autotrain.log");
     CHECK(contains(log, "checkpoint saved"));
     CHECK(contains(log, "LoRA: "));
+    // AITraining's default: transformers' gradient checkpointing on.
+    CHECK(contains(log, "activation checkpointing (full): 2 of the wrap units"));
     CHECK(fs::exists(project + "/checkpoints/last/pretrained_model/adapter_model.safetensors"));
     CHECK(fs::exists(project + "/merged_model/model.safetensors"));
     CHECK(fs::is_directory(project + "/tensorboard"));
@@ -173,14 +175,15 @@ TEST_CASE("shardkit-llm --config takes AITraining's YAML: the same shardkit-trai
       {"seed", "42"}, {"peft.method_type", "LORA"}, {"peft.lora_alpha", "32.0"}, {"peft.lora_dropout", "0.05"},
       {"peft.target_modules", "all-linear"}, {"peft.merge", "true"}, {"output_dir", dir / "yaml-project"},
       // AITraining's logging_steps -1: 20% of 48 examples per batch of 4 = 2 updates of 4 loop steps.
-      {"log_freq", "8"}, {"save_strategy", "epoch"}};
+      {"log_freq", "8"}, {"save_strategy", "epoch"}, {"accelerator.activation_checkpointing.mode", "full"}};
   for (const auto& [key, value] : expected) {
     INFO(key);
     CHECK(printed(shown.output, key) == value);
   }
   CHECK_FALSE(fs::exists(dir / "yaml-project"));  // --print_config creates nothing
-  const auto overridden = llm({"--config", yaml, "--lr", "2e-3", "--print_config"});
+  const auto overridden = llm({"--config", yaml, "--lr", "2e-3", "--disable-gradient-checkpointing", "--print_config"});
   CHECK(printed(overridden.output, "optimizer.lr") == "0.002");
+  CHECK(printed(overridden.output, "accelerator.activation_checkpointing.mode") == "none");
 
   const auto trained = llm({"--config", yaml});
   INFO(trained.output);
