@@ -1,9 +1,14 @@
 // The dry run: a backend set up on a planning mesh, its memory plan printed.
 #include "dry_run.hpp"
 
+#include <fstream>
 #include <optional>
 #include <set>
 #include <utility>
+
+#include <unistd.h>
+
+#include <spdlog/logger.h>
 
 #include "shardkit/backend.hpp"
 #include "shardkit/capability.hpp"
@@ -31,6 +36,37 @@ MemoryPlan whole_model_plan(const Policy& policy) {
     }
   }
   return plan;
+}
+
+/// The memory a run could have here: /proc/meminfo's MemAvailable plus what this dry run holds
+/// itself (its resident pages, the whole model among them), in bytes; 0 where it cannot be read.
+std::int64_t available_memory() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key, unit;
+  std::int64_t kib = 0, available = 0;
+  while (meminfo >> key >> kib >> unit)
+    if (key == "MemAvailable:") available = kib * 1024;
+  std::ifstream statm("/proc/self/statm");
+  std::int64_t size = 0, resident = 0;
+  if (available > 0 && statm >> size >> resident) available += resident * sysconf(_SC_PAGESIZE);
+  return available;
+}
+
+/// Whether `processes` ranks of `per_rank` tensor bytes each fit this machine's available memory.
+void log_fit(spdlog::logger& log, std::int64_t per_rank, int processes) {
+  const auto available = available_memory();
+  if (available <= 0) return;
+  const auto all = per_rank * processes;
+  if (all <= available)
+    log.info("dry run: {} process(es) of this plan on this machine need about {} of tensor memory, within the {} "
+             "it has for them",
+             processes, format_bytes(all), format_bytes(available));
+  else
+    log.warn("dry run: {} process(es) of this plan on this machine need about {} of tensor memory, more than the {} "
+             "it has for them: this run does not fit here; shard over more ranks (fsdp or zero 3), turn on "
+             "--accelerator.activation_checkpointing.mode=full, lower --batch_size, or spread the processes over "
+             "more machines",
+             processes, format_bytes(all), format_bytes(available));
 }
 
 }  // namespace
@@ -80,6 +116,7 @@ int print_memory_plan(const Config& config, const Registry& registry, const Runt
             format_bytes(whole_total));
   if (!activations) {
     log->info("dry run: activations are measured on CPU runs only (this run's device: {})", runtime.device);
+    log_fit(*log, total, shape.world_size());
     return 0;
   }
   const auto& a = *activations;
@@ -91,6 +128,7 @@ int print_memory_plan(const Config& config, const Registry& registry, const Runt
   log->info("dry run: expected peak tensor memory per rank with this run's activation checkpointing ({}): {} ({} "
             "bytes)",
             nn::checkpointing_mode_name(checkpointing.mode), format_bytes(expected), expected);
+  log_fit(*log, expected, shape.world_size());
   return 0;
 }
 
