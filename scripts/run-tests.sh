@@ -2,6 +2,9 @@
 # Sets up, builds and runs the whole test suite (the README's test command; CI runs it too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Folders the suite makes hold plugins; with a world-writable umask the loader would rightly
+# refuse them (docs/security.md).
+umask 022
 BUILD_DIR=${BUILD_DIR:-build}
 # LeRobot itself, for the interop tests (skipped, and said so, when it cannot be installed).
 scripts/setup-lerobot-peer.sh

@@ -1,6 +1,7 @@
 // Registry: loading plugin files (one at a time and by search) and settling duplicate names.
 #include <dlfcn.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -33,6 +34,30 @@ boost::dll::shared_library open_library(const std::string& file) {
                       "it needs on the loader's path?");
   }
   return library;
+}
+
+/// Refuses a plugin that another user could have written: the file itself, or the folder it
+/// lies in, writable by every user (as /tmp is; its sticky bit keeps others from replacing a
+/// file, not from putting one there). Plugins are code: shardkit runs what they hold.
+void check_not_world_writable(const std::string& file) {
+  std::error_code ec;
+  const auto others_write = [&](const fs::path& p) {
+    const auto perms = fs::status(p, ec).permissions();
+    return !ec && (perms & fs::perms::others_write) != fs::perms::none;
+  };
+  const auto octal = [&](const fs::path& p) {
+    char text[8];
+    std::snprintf(text, sizeof(text), "%04o", static_cast<unsigned>(fs::status(p, ec).permissions()) & 07777u);
+    return std::string(text);
+  };
+  const fs::path path(file);
+  if (others_write(path))
+    throw PluginError("plugin " + file + " is writable by every user (mode " + octal(path) +
+                      "): anyone could have changed the code it holds; remove that permission (chmod o-w " + file +
+                      ") if you trust its content");
+  if (const auto dir = path.parent_path(); others_write(dir))
+    throw PluginError("plugin " + file + " lies in " + dir.string() + ", which every user can write to (mode " +
+                      octal(dir) + "): anyone could have put it there; move it to a folder only you can write");
 }
 
 /// Calls the entry function, the only plugin code run before the checks pass.
@@ -93,6 +118,7 @@ const LoadedPlugin& Registry::load_file(const std::string& path, bool explicit_f
     return current;
   }
 
+  check_not_world_writable(file);
   auto library = std::make_shared<Library>();
   library->library = open_library(file);
   library->file = file;

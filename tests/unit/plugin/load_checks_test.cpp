@@ -2,6 +2,9 @@
 #include <catch2/catch.hpp>
 
 #include "plugin_test_util.hpp"
+#include "test_support.hpp"
+
+#include <filesystem>
 
 using Catch::Matchers::Contains;
 using shardkit::test::fixture;
@@ -174,4 +177,36 @@ TEST_CASE("the host ABI is the one core was built with", "[plugin][loader]") {
   CHECK(shardkit::plugin_kinds() == std::vector<std::string>{"policy", "backend",
                                                             "checkpoint_format", "dataset",
                                                             "comm", "logger"});
+}
+
+TEST_CASE("a plugin another user could have written is refused: a world-writable file or folder") {
+  namespace fs = std::filesystem;
+  shardkit::test::TempDir dir("sk-plugin-perms");
+  const auto folder = fs::path(dir.path()) / "plugins";
+  fs::create_directories(folder);
+  fs::permissions(folder, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                              fs::perms::others_read | fs::perms::others_exec);
+  shardkit::test::copy_fixtures(folder.string(), {"good"});
+  const auto file = (folder / fs::path(fixture("good")).filename()).string();
+  CHECK(load_error(file).empty());  // 0755 folder, the copy's own mode: loads
+
+  fs::permissions(file, fs::perms::others_write, fs::perm_options::add);
+  auto message = load_error(file);
+  CHECK_THAT(message, Catch::Contains("is writable by every user (mode 0"));
+  CHECK_THAT(message, Catch::Contains("chmod o-w"));
+  fs::permissions(file, fs::perms::others_write, fs::perm_options::remove);
+
+  // /tmp's mode: world-writable with the sticky bit is still a folder anyone can put files in.
+  fs::permissions(folder, fs::perms::all | fs::perms::sticky_bit);
+  message = load_error(file);
+  CHECK_THAT(message, Catch::Contains("lies in " + folder.string() + ", which every user can write to (mode 1777)"));
+
+  // Found by a search, it is skipped with the reason, and the search goes on.
+  shardkit::Registry registry;
+  auto search = shardkit::test::isolated_search();
+  search.dirs = {folder.string()};
+  registry.discover(search);
+  REQUIRE(registry.refused().size() == 1);
+  CHECK_THAT(registry.refused().front().reason, Catch::Contains("which every user can write to"));
+  fs::permissions(folder, fs::perms::owner_all);
 }
