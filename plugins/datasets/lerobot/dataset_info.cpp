@@ -37,6 +37,18 @@ std::vector<const Feature*> DatasetInfo::cameras() const {
   return out;
 }
 
+bool stays_inside(const std::string& relative) {
+  if (relative.empty() || relative.front() == '/') return false;
+  std::size_t start = 0;
+  while (start <= relative.size()) {
+    auto end = relative.find('/', start);
+    if (end == std::string::npos) end = relative.size();
+    if (relative.compare(start, end - start, "..") == 0 && end - start == 2) return false;
+    start = end + 1;
+  }
+  return true;
+}
+
 std::string DatasetInfo::data_file(std::int64_t chunk, std::int64_t file) const {
   return (fs::path(root) / fill_path_template(data_path, {}, {{"chunk_index", chunk}, {"file_index", file}}))
       .string();
@@ -128,6 +140,14 @@ DatasetInfo read_dataset_info(const std::string& root) {
   info.data_path = string_member(json, "data_path", path);
   if (const auto* obj = json.as_object().if_contains("video_path"); obj && obj->is_string())
     info.video_path = std::string(obj->as_string());
+  for (const auto* name : {"data_path", "video_path"})
+    if (const auto& pattern = std::string(name) == "data_path" ? info.data_path : info.video_path;
+        !pattern.empty() && !stays_inside(pattern))  // datasets without videos have no video_path
+      throw FormatError(path + ": \"" + name + "\" is '" + pattern + "', which leads outside the dataset folder; " +
+                        "LeRobot's paths are relative to it and stay in it (\"" + name + "\": \"" +
+                        (std::string(name) == "data_path" ? "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
+                                                          : "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4") +
+                        "\")");
   const auto& features = json_member(json, "features", path);
   if (!features.is_object()) throw FormatError(path + ": \"features\" is not an object");
   for (const auto& [key, value] : features.as_object()) {
@@ -143,6 +163,10 @@ DatasetInfo read_dataset_info(const std::string& root) {
       f.channels_first = true;
     if (f.storage == Storage::Video && info.video_path.empty())
       throw FormatError(path + " has the video feature '" + f.name + "' but no \"video_path\"");
+    // A video feature's name becomes a folder of video_path ({video_key}).
+    if (f.storage == Storage::Video && (f.name.find('/') != std::string::npos || f.name == ".." || f.name == "."))
+      throw FormatError(where + ": a video feature's name names its folder under videos/, and this one leads "
+                        "outside it; rename the feature");
     info.features.push_back(std::move(f));
   }
   return info;

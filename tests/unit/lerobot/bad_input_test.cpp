@@ -136,3 +136,26 @@ TEST_CASE("a feature the policy needs but the dataset lacks names both", "[lerob
                              Contains("observation.images.top"));
   }
 }
+
+TEST_CASE("info.json paths that lead outside the dataset folder are refused before any file is opened",
+          "[lerobot][bad]") {
+  TempDir dir("sk-lerobot-bad");
+  const auto root = copy_tiny("video", dir);
+  const std::string data = "\"data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet\"";
+  const std::string video = "\"videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4\"";
+  for (const std::string bad : {"\"../../elsewhere/{chunk_index}-{file_index}.parquet\"",
+                                "\"/etc/{chunk_index}-{file_index}.parquet\"",
+                                "\"data/../../{chunk_index}/{file_index}.parquet\""}) {
+    INFO(bad);
+    edit_file(root + "/meta/info.json", data, bad);
+    CHECK_THAT(open_error({{"root", root}}),
+               Contains("\"data_path\" is '") && Contains("which leads outside the dataset folder"));
+    edit_file(root + "/meta/info.json", bad, data);
+  }
+  edit_file(root + "/meta/info.json", video, "\"videos/../../{video_key}/{chunk_index}-{file_index}.mp4\"");
+  CHECK_THAT(open_error({{"root", root}}), Contains("\"video_path\" is '"));
+  edit_file(root + "/meta/info.json", "\"videos/../../{video_key}/{chunk_index}-{file_index}.mp4\"", video);
+  // A video feature named to climb out of videos/.
+  edit_file(root + "/meta/info.json", "\"observation.images.top\"", "\"../top\"");
+  CHECK_THAT(open_error({{"root", root}}), Contains("feature '../top'") && Contains("leads outside it"));
+}
