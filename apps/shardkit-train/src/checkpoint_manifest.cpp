@@ -156,6 +156,9 @@ std::string manifest_problem(const std::string& dir, Verify how) {
     return e.what();
   }
   for (const auto& [name, entry] : files) {
+    if (!stays_inside(std::string(name)))
+      return path.string() + " lists '" + std::string(name) + "', a path outside the checkpoint folder: the "
+             "manifest is damaged or not shardkit's; nothing outside the folder was read";
     const auto file = fs::path(dir) / std::string(name);
     std::error_code ec;
     const auto size = fs::file_size(file, ec);

@@ -16,5 +16,8 @@ void make_directories(const std::string& path);
 /// `path` lexically normalised and without a trailing separator ("run/x/" -> "run/x"), so that
 /// its last component is the folder's own name.
 std::string folder_path(const std::string& path);
+/// Whether `relative`, a name read from a file (a path in a manifest, a dataset's path template),
+/// stays inside the folder it is relative to: not empty, not absolute, and no ".." part.
+bool stays_inside(const std::string& relative);
 
 }  // namespace shardkit

@@ -51,6 +51,18 @@ std::string folder_path(const std::string& path) {
   return (normal.filename().empty() ? normal.parent_path() : normal).string();
 }
 
+bool stays_inside(const std::string& relative) {
+  if (relative.empty() || relative.front() == '/') return false;
+  std::size_t start = 0;
+  while (start <= relative.size()) {
+    auto end = relative.find('/', start);
+    if (end == std::string::npos) end = relative.size();
+    if (end - start == 2 && relative.compare(start, 2, "..") == 0) return false;
+    start = end + 1;
+  }
+  return true;
+}
+
 void make_directories(const std::string& path) {
   std::error_code ec;
   fs::create_directories(path, ec);

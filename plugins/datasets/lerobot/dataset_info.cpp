@@ -1,6 +1,8 @@
 // Reading meta/info.json: the codebase version check, features and file-name templates.
 #include "dataset_info.hpp"
 
+#include "shardkit/files.hpp"
+
 #include <boost/json.hpp>
 
 #include <cstdio>
@@ -35,18 +37,6 @@ std::vector<const Feature*> DatasetInfo::cameras() const {
   for (const auto& f : features)
     if (f.storage != Storage::Column) out.push_back(&f);
   return out;
-}
-
-bool stays_inside(const std::string& relative) {
-  if (relative.empty() || relative.front() == '/') return false;
-  std::size_t start = 0;
-  while (start <= relative.size()) {
-    auto end = relative.find('/', start);
-    if (end == std::string::npos) end = relative.size();
-    if (relative.compare(start, end - start, "..") == 0 && end - start == 2) return false;
-    start = end + 1;
-  }
-  return true;
 }
 
 std::string DatasetInfo::data_file(std::int64_t chunk, std::int64_t file) const {

@@ -50,10 +50,6 @@ struct DatasetInfo {
 /// malformed.
 DatasetInfo read_dataset_info(const std::string& root);
 
-/// Whether relative path (or path template) `relative` stays inside the folder it is relative to:
-/// not empty, not absolute, no ".." part.
-bool stays_inside(const std::string& relative);
-
 /// Fills a LeRobot path template: {name} and {name:0Nd} placeholders from `values`.
 std::string fill_path_template(const std::string& pattern, const std::map<std::string, std::string>& text,
                                const std::map<std::string, std::int64_t>& numbers);
