@@ -98,11 +98,7 @@ std::vector<nn::NamedBlock> wrap_blocks(Policy& policy, const ShardingOptions& o
     for (const auto& b : all)
       if (numel_of(*b.block) >= o.min_num_params) chosen.push_back(b);
   }
-  // Nested blocks: the outermost one is the unit.
-  std::vector<nn::NamedBlock> outer;
-  for (const auto& b : chosen)
-    if (std::none_of(outer.begin(), outer.end(), [&](const nn::NamedBlock& o2) { return under(b.name, o2.name); }))
-      outer.push_back(b);
+  const auto outer = nn::outermost_blocks(chosen);
   if (outer.empty()) {
     if (o.min_num_params > 0 && o.wrap_classes.empty())
       throw ConfigError("backend " + o.backend + " found no wrap units: no block has at least " + o.option_prefix +

@@ -6,6 +6,7 @@
 #include "shardkit/comma_list.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/nn/activation_checkpointing.hpp"
+#include "shardkit/nn/block.hpp"
 #include "shardkit/policy.hpp"
 
 namespace shardkit::train {
@@ -35,8 +36,7 @@ std::vector<std::string> setup_activation_checkpointing(const Config& config, co
   const auto names = nn::checkpoint_blocks(policy, classes, mode, every);
   if (mode == nn::CheckpointingMode::None) return names;
   if (names.empty()) {
-    const auto units = nn::checkpoint_blocks(policy, classes, nn::CheckpointingMode::Full, 1).size();
-    nn::checkpoint_blocks(policy, classes, nn::CheckpointingMode::None, 1);
+    const auto units = classes.empty() ? 0 : nn::outermost_blocks(nn::find_blocks(policy, classes)).size();
     if (units > 0)
       throw ConfigError("--" + kMode + "=selective with --accelerator.activation_checkpointing.every=" +
                         std::to_string(every) + " checkpoints none of the " + std::to_string(units) +

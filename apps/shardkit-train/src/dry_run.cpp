@@ -73,6 +73,7 @@ void log_fit(spdlog::logger& log, std::int64_t per_rank, int processes) {
 
 int print_memory_plan(const Config& config, const Registry& registry, const Runtime& runtime,
                       const Selection& selection, const MeshShape& shape) {
+  const auto options = TrainOptions::from(config);
   auto dataset = registry.create_as<Dataset>("dataset", selection.dataset,
                                              plugin_context(config, runtime, "dataset", selection.dataset));
   auto policy_context = plugin_context(config, runtime, "policy", selection.policy);
@@ -86,7 +87,7 @@ int print_memory_plan(const Config& config, const Registry& registry, const Runt
   const auto checkpointing = checkpointing_choice(config, selection.backend, *policy, selection.policy);
   std::optional<ActivationMemory> activations;
   if (runtime.device == "cpu")
-    activations = measure_activation_memory(*policy, *dataset, TrainOptions::from(config).batch_size,
+    activations = measure_activation_memory(*policy, *dataset, options.batch_size,
                                             checkpointing.classes, checkpointing.every, checkpointing.mode);
 
   auto mesh = DeviceMesh::planning(shape);
@@ -98,7 +99,7 @@ int print_memory_plan(const Config& config, const Registry& registry, const Runt
   const auto plan = sharded != nullptr ? sharded->plan() : whole;
   // --ema.enable: a shadow of what the optimizer steps on this rank (its shards when sharded).
   std::int64_t shadow = 0;
-  if (TrainOptions::from(config).ema_enable)
+  if (options.ema_enable)
     for (const auto& p : backend->parameters()) shadow += p.param.numel() * p.param.element_size();
   const auto total = plan.parameters + plan.gradients + plan.optimizer + plan.gathered_peak + shadow;
   const auto whole_total = whole.parameters + whole.gradients + whole.optimizer;

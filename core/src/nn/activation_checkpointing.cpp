@@ -41,15 +41,6 @@ struct RngStates {
     }
     return s;
   }
-  /// The generators' states now.
-  RngStates current() const {
-    RngStates s{generators, {}};
-    for (auto& generator : s.generators) {
-      std::lock_guard<std::mutex> lock(generator.mutex());
-      s.states.push_back(generator.get_state());
-    }
-    return s;
-  }
   void restore() {
     for (std::size_t i = 0; i < generators.size(); ++i) {
       std::lock_guard<std::mutex> lock(generators[i].mutex());
@@ -133,10 +124,6 @@ struct CheckpointedForward : torch::autograd::Function<CheckpointedForward> {
     ctx->saved_data["autocast"] = std::vector<std::int64_t>{autocast.enabled[0], autocast.enabled[1],
                                                             static_cast<std::int64_t>(autocast.dtype[0]),
                                                             static_cast<std::int64_t>(autocast.dtype[1])};
-    std::vector<std::int64_t> devices;
-    for (const auto& generator : rng.generators)
-      devices.push_back(static_cast<std::int64_t>(generator.device().type()) * 1000 + generator.device().index());
-    ctx->saved_data["rng_devices"] = devices;
     ctx->saved_data["rng_states"] = rng.states;
     ctx->save_for_backward(inputs);
     ctx->saved_data["num_given"] = static_cast<std::int64_t>(tensors.size());
@@ -171,19 +158,10 @@ struct CheckpointedForward : torch::autograd::Function<CheckpointedForward> {
     }
 
     // The recompute draws the random numbers the first forward drew, and leaves the generators
-    // where backward found them.
-    RngStates first;
-    {
-      const auto devices = ctx->saved_data["rng_devices"].toIntVector();
-      const auto states = ctx->saved_data["rng_states"].toTensorVector();
-      for (std::size_t i = 0; i < devices.size(); ++i) {
-        const c10::Device device(static_cast<c10::DeviceType>(devices[i] / 1000),
-                                 static_cast<c10::DeviceIndex>(devices[i] % 1000));
-        first.generators.push_back(at::globalContext().defaultGenerator(device));
-        first.states.push_back(states[i]);
-      }
-    }
-    auto later = first.current();
+    // where backward found them. The same inputs and parameters give the same generators, in the
+    // order forward saved their states.
+    auto later = RngStates::of(inputs, params);
+    RngStates first{later.generators, ctx->saved_data["rng_states"].toTensorVector()};
     AutocastState autocast;
     const auto a = ctx->saved_data["autocast"].toIntVector();
     autocast.enabled[0] = a[0] != 0;
@@ -286,14 +264,8 @@ std::vector<std::string> checkpoint_blocks(torch::nn::Module& root, const std::v
   std::vector<std::string> names;
   if (mode == CheckpointingMode::None || classes.empty()) return names;
   const auto step = mode == CheckpointingMode::Full ? 1 : every;
-  std::vector<std::string> outer;
   std::int64_t count = 0;
-  for (const auto& found : find_blocks(root, classes)) {
-    const bool nested = std::any_of(outer.begin(), outer.end(), [&](const std::string& o) {
-      return found.name.size() > o.size() && found.name.compare(0, o.size(), o) == 0 && found.name[o.size()] == '.';
-    });
-    if (nested) continue;
-    outer.push_back(found.name);
+  for (const auto& found : outermost_blocks(find_blocks(root, classes))) {
     if (++count % step != 0) continue;
     found.block->set_activation_checkpointing(true);
     names.push_back(found.name);

@@ -57,4 +57,15 @@ std::vector<NamedBlock> find_blocks(torch::nn::Module& root,
   return found;
 }
 
+std::vector<NamedBlock> outermost_blocks(const std::vector<NamedBlock>& blocks) {
+  const auto inside = [](const std::string& name, const std::string& outer) {
+    return name.size() > outer.size() && name.compare(0, outer.size(), outer) == 0 && name[outer.size()] == '.';
+  };
+  std::vector<NamedBlock> outer;
+  for (const auto& b : blocks)
+    if (std::none_of(outer.begin(), outer.end(), [&](const NamedBlock& o) { return inside(b.name, o.name); }))
+      outer.push_back(b);
+  return outer;
+}
+
 }  // namespace shardkit::nn

@@ -25,21 +25,11 @@ struct Case {
   std::vector<std::string> flags;
 };
 
-std::string run_ok(int nproc, const std::vector<std::string>& args) {
-  const auto r = nproc == 1 ? run_program("shardkit-train", args) : launch(nproc, args);
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
-  return r.output;
-}
-
 void require_same_losses(const std::vector<double>& got, const std::vector<double>& want) {
   REQUIRE(got.size() == want.size());
   REQUIRE_FALSE(want.empty());
-  double worst = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    REQUIRE(std::isfinite(got[i]));
-    worst = std::max(worst, std::abs(got[i] - want[i]) / std::max(1e-12, std::abs(want[i])));
-  }
+  for (const auto loss : got) REQUIRE(std::isfinite(loss));
+  const auto worst = worst_relative(got, want);
   INFO("largest relative loss difference " << worst);
   CHECK(worst <= kCheckpointingRelTol);
 }

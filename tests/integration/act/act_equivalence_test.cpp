@@ -28,12 +28,6 @@ std::vector<std::string> exact_act(const std::string& out, const std::vector<std
   return with(with(act_flags(out), {"--policy.use_vae=false", "--policy.dropout=0"}), extra);
 }
 
-void run_ok(int nproc, const std::vector<std::string>& args) {
-  const auto r = nproc == 1 ? run_program("shardkit-train", args) : launch(nproc, args);
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
-}
-
 /// ||a - b|| / ||b - init|| over every tensor of the model: how far apart two runs ended,
 /// relative to how far training moved the reference.
 double model_difference(const std::string& a, const std::string& b, const std::string& init) {

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
+
 #include "../distributed/launch.hpp"
 
 namespace shardkit::test {
@@ -17,6 +19,15 @@ inline std::vector<std::string> act_flags(const std::string& out) {
           "--policy.dim_feedforward=64", "--policy.n_encoder_layers=2", "--policy.n_vae_encoder_layers=1",
           "--policy.chunk_size=10", "--policy.n_action_steps=10", "--log_freq=1", "--optimizer.lr=3e-4",
           "--seed=3", "--num_threads=1", "--distributed.timeout_s=120"};
+}
+
+/// shardkit-train with `args` in one process (nproc 1) or `nproc` under shardkit-run, checked to
+/// exit 0; returns the output.
+inline std::string run_ok(int nproc, const std::vector<std::string>& args) {
+  const auto r = nproc == 1 ? run_program("shardkit-train", args) : launch(nproc, args);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  return r.output;
 }
 
 }  // namespace shardkit::test

@@ -16,9 +16,7 @@ constexpr double kRelTol = 1e-4;
 void require_close(const std::vector<double>& a, const std::vector<double>& b) {
   REQUIRE(a.size() == b.size());
   REQUIRE_FALSE(a.empty());
-  double worst = 0;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    worst = std::max(worst, std::abs(a[i] - b[i]) / std::max(1e-12, std::abs(b[i])));
+  const auto worst = worst_relative(a, b);
   INFO("worst relative loss difference " << worst);
   CHECK(worst <= kRelTol);
 }

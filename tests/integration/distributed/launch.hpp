@@ -1,6 +1,8 @@
 // Shared pieces of the multi-process tests: small runs started through shardkit-run.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -10,6 +12,14 @@
 namespace shardkit::test {
 
 inline std::string bin(const std::string& program) { return std::string(SHARDKIT_BIN_DIR) + "/" + program; }
+
+/// The largest |a[i] - b[i]| / |b[i]| over the common length: how far apart two loss curves are.
+inline double worst_relative(const std::vector<double>& a, const std::vector<double>& b) {
+  double worst = 0;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+    worst = std::max(worst, std::abs(a[i] - b[i]) / std::max(1e-12, std::abs(b[i])));
+  return worst;
+}
 
 /// `base` followed by `extra`.
 inline std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& extra) {

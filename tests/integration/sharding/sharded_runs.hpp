@@ -17,13 +17,6 @@ namespace shardkit::test {
 // 1e-6 relative on this model. 1e-4 leaves room for other BLAS builds.
 constexpr double kShardedRelTol = 1e-4;
 
-inline double worst_relative(const std::vector<double>& a, const std::vector<double>& b) {
-  double worst = 0;
-  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i)
-    worst = std::max(worst, std::abs(a[i] - b[i]) / std::max(1e-12, std::abs(b[i])));
-  return worst;
-}
-
 /// The run trained: its last five losses average well below its first five.
 inline void require_trained(const std::vector<double>& got) {
   REQUIRE(got.size() >= 10);

@@ -123,4 +123,8 @@ struct NamedBlock {
 std::vector<NamedBlock> find_blocks(torch::nn::Module& root,
                                     const std::vector<std::string>& class_names = {});
 
+/// The blocks of `blocks` (as find_blocks lists them) that lie inside no other block of the list:
+/// of nested wrap blocks, the outermost one is the unit.
+std::vector<NamedBlock> outermost_blocks(const std::vector<NamedBlock>& blocks);
+
 }  // namespace shardkit::nn
