@@ -145,13 +145,13 @@ void check_checkpoint_dir(const std::string& dir) {
   throw ConfigError(problem + "; nothing was changed. " + other_checkpoint_advice(dir));
 }
 
-void save_rng_state(const std::string& path) {
+at::Tensor current_rng_state() {
   auto gen = at::detail::getDefaultCPUGenerator();
-  at::Tensor state;
-  {
-    std::lock_guard<std::mutex> lock(gen.mutex());
-    state = gen.get_state();
-  }
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  return gen.get_state();
+}
+
+void save_rng_state(const std::string& path, const at::Tensor& state) {
   safetensors::write_file(path, {safetensors::ref_of("torch_rng_state", state.contiguous())});
 }
 

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <ATen/Tensor.h>
+
 #include "data_loader.hpp"
 #include "log_window.hpp"
 
@@ -54,8 +56,11 @@ void check_step_matches_folder(const std::string& dir, std::int64_t recorded_ste
 /// again after the manifest check, which names a damaged file better).
 void check_scheduler_matches_step(const std::string& dir, std::int64_t recorded_step, bool strict);
 
-/// Saves / restores the default CPU generator's state (rng_state.safetensors).
-void save_rng_state(const std::string& path);
+/// The default CPU generator's state now (a copy).
+at::Tensor current_rng_state();
+/// Writes generator state `state` (current_rng_state()'s) to rng_state.safetensors `path`.
+void save_rng_state(const std::string& path, const at::Tensor& state);
+/// Restores the default CPU generator's state from `path`.
 void load_rng_state(const std::string& path);
 
 /// Where rank `rank` keeps its generator state in checkpoint `dir`: rank 0 in

@@ -16,6 +16,7 @@
 #include "token_embeddings.hpp"
 #include "shardkit/capability.hpp"
 #include "shardkit/error.hpp"
+#include "shardkit/error_text.hpp"
 #include "shardkit/files.hpp"
 #include "shardkit/gather_whole.hpp"
 #include "shardkit/ema_entries.hpp"
@@ -32,7 +33,8 @@ using Clock = std::chrono::steady_clock;
 
 CheckpointManager::CheckpointManager(const Registry& registry, const Config& config, const Provenance& provenance,
                                      const Runtime& runtime, DeviceMesh& mesh, CheckpointedParts parts,
-                                     CheckpointedRun run, std::string format)
+                                     CheckpointedRun run, std::string format,
+                                     std::shared_ptr<CommGroup> writer_group)
     : config_(config),
       options_(TrainOptions::from(config)),
       provenance_(provenance),
@@ -40,7 +42,12 @@ CheckpointManager::CheckpointManager(const Registry& registry, const Config& con
       mesh_(mesh),
       parts_(parts),
       run_(std::move(run)),
-      checkpointer_(registry, config, runtime, mesh.world(), std::move(format)) {}
+      checkpointer_(registry, config, runtime, mesh.world(), format),
+      writer_group_(std::move(writer_group)) {
+  // The background writer's own Checkpointer: its format object and its group are used only on its thread.
+  if (writer_group_)
+    background_checkpointer_ = std::make_unique<Checkpointer>(registry, config, runtime, *writer_group_, format);
+}
 
 void CheckpointManager::collect_model_state(ShardedState& state, bool trainable_only) const {
   parts_.backend.model_state(state);
@@ -222,6 +229,9 @@ std::string CheckpointManager::pretrained_config_json() const {
 }
 
 void CheckpointManager::save(std::int64_t step, const LogWindow& window) {
+  const auto started = Clock::now();
+  if (background_checkpointer_) settle_background_save();  // one save in flight
+  const auto waited = seconds_since(started);
   CollectiveScope scope("checkpoint save");
   ShardedState state;
   collect_model_state(state, /*trainable_only=*/true);
@@ -245,15 +255,28 @@ void CheckpointManager::save(std::int64_t step, const LogWindow& window) {
     files["pretrained_model/" + name] = std::move(content);
   if (!parts_.normalizer.stats().empty()) files.merge(processor_files(parts_.normalizer, runtime_.device));
   if (parts_.ema) add_ema(state, files);
-  const auto dir = checkpointer_.save((fs::path(run_.output_dir) / "checkpoints").string(),
-                                      step_dir_name(step, run_.steps), state, files);
-  if (runtime_.is_main()) {
-    logger()->info("checkpoint saved: {}", dir);
-    // The newest --save_total_limit stay, once this one is published.
-    if (options_.save_total_limit > 0)
-      for (const auto& name : remove_old_checkpoints((fs::path(run_.output_dir) / "checkpoints").string(),
-                                                     options_.save_total_limit))
-        logger()->info("checkpoint {} removed (--save_total_limit={})", name, options_.save_total_limit);
+  const auto root = (fs::path(run_.output_dir) / "checkpoints").string();
+  const auto name = step_dir_name(step, run_.steps);
+  if (!background_checkpointer_) {
+    const auto dir = checkpointer_.save(root, name, state, files, current_rng_state());
+    published(dir, fmt::format("in {:.2f} s", seconds_since(started)));
+    return;
+  }
+  start_background_save(root, name, state, std::move(files), started, waited);
+}
+
+void CheckpointManager::published(const std::string& dir, const std::string& how) const {
+  if (!runtime_.is_main()) return;
+  logger()->info("checkpoint saved: {} ({})", dir, how);
+  if (options_.save_total_limit <= 0) return;
+  // The newest --save_total_limit stay, once this one is published.
+  try {
+    for (const auto& name : remove_old_checkpoints(fs::path(dir).parent_path().string(), options_.save_total_limit))
+      logger()->info("checkpoint {} removed (--save_total_limit={})", name, options_.save_total_limit);
+  } catch (const std::exception& e) {
+    // The new checkpoint is complete and published: a removal that failed costs disk space only.
+    logger()->warn("--save_total_limit={}: older checkpoints were not all removed: {}", options_.save_total_limit,
+                   one_line_message(e));
   }
 }
 

@@ -2,13 +2,17 @@
 // resume, starting weights, a LoRA adapter to continue, the merged model of a LoRA run).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
+#include "background_writer.hpp"
 #include "checkpoint_io.hpp"
 #include "checkpointer.hpp"
+#include "host_staging.hpp"
 #include "config_provenance.hpp"
 #include "train_options.hpp"
 #include "data_loader.hpp"
@@ -56,16 +60,33 @@ struct ResumePoint {
 };
 
 /// Every rank makes the same calls in the same order (they are collective over the mesh).
+///
+/// With --checkpoint.async_mode=async, save() copies the state into host buffers and returns;
+/// a background writer per rank writes and publishes it over `writer_group` (a group of every
+/// rank of its own, so that its collectives never interleave with training's). One save is in
+/// flight at a time.
 class CheckpointManager {
  public:
+  /// `writer_group`: every rank of the run, for the background writer (async mode only, else null).
   CheckpointManager(const Registry& registry, const Config& config, const Provenance& provenance,
                     const Runtime& runtime, DeviceMesh& mesh, CheckpointedParts parts, CheckpointedRun run,
-                    std::string format);
+                    std::string format, std::shared_ptr<CommGroup> writer_group = nullptr);
 
   /// Writes <output_dir>/checkpoints/<step>: the model (in a PEFT run its trainable part),
   /// optimizer, scheduler, loss scale, data position, `window`, the configuration and the
   /// policy's files, and with an Ema pretrained_model_ema/ and its records; publishes it as `last`.
+  /// In async mode it first waits for the save in flight, then starts this one in the background.
   void save(std::int64_t step, const LogWindow& window);
+  /// Async mode: whether the save in flight has ended with a failure that must stop the run
+  /// (--checkpoint.on_error=stop; with warn the failure is logged and false returned). Does not
+  /// block; reports each failure once.
+  bool background_save_failed();
+  /// After any rank's background_save_failed(): waits for this rank's writer and throws
+  /// RuntimeError naming the checkpoint and the reason.
+  [[noreturn]] void stop_after_failed_save();
+  /// Waits for the save in flight (the end of training, a stop signal): its failure throws
+  /// with --checkpoint.on_error=stop, else is logged.
+  void finish();
   /// Loads checkpoint folder `dir` (checked against its manifest first) into every part and
   /// seeks the loader; where training continues. An Ema continues the checkpoint's shadow, or
   /// restarts from the loaded weights (with a warning) when the checkpoint has none. Throws
@@ -99,6 +120,18 @@ class CheckpointManager {
   TrainingStep training_step_record(std::int64_t step) const;
   /// pretrained_model/config.json: the policy's own form (PretrainedConfigWriter) or its options.
   std::string pretrained_config_json() const;
+  /// What follows a checkpoint's publication: the log line, --save_total_limit's removals (rank 0).
+  void published(const std::string& dir, const std::string& how) const;
+  /// Async mode: copies `state` into the host buffers and starts the writer on checkpoint
+  /// `<root>/<name>`; `started` is when save() began, `waited` the seconds it waited for the
+  /// previous save (for the log line that says how long training was blocked).
+  void start_background_save(const std::string& root, const std::string& name, const ShardedState& state,
+                             std::map<std::string, std::string> files, std::chrono::steady_clock::time_point started,
+                             double waited);
+  /// Waits for the save in flight and acts on its failure as --checkpoint.on_error says.
+  void settle_background_save();
+  /// The message of a failed background save, with what happens next.
+  std::string background_failure_message(const std::string& failure, bool stopping) const;
 
   const Config& config_;
   const TrainOptions options_;  ///< config_'s values of shardkit-train's own options
@@ -108,6 +141,13 @@ class CheckpointManager {
   CheckpointedParts parts_;
   CheckpointedRun run_;
   Checkpointer checkpointer_;
+  // Async mode: the writer's group and Checkpointer, the host copy of the state, the writer
+  // (last: it is joined before what its job uses is destroyed).
+  std::shared_ptr<CommGroup> writer_group_;
+  std::unique_ptr<Checkpointer> background_checkpointer_;
+  HostStaging staging_;
+  std::string failure_;  ///< a failed background save, reported, the run about to stop
+  BackgroundWriter writer_;
 };
 
 }  // namespace shardkit::train

@@ -75,7 +75,8 @@ void Checkpointer::load(ShardedState& wanted, const std::string& dir, Checkpoint
 }
 
 std::string Checkpointer::save(const std::string& root, const std::string& name, const ShardedState& state,
-                               const std::map<std::string, std::string>& files) const {
+                               const std::map<std::string, std::string>& files,
+                               const at::Tensor& rng_state) const {
   const auto tmp = fs::path(root) / (".tmp-" + name);
   const auto final_dir = (fs::path(root) / name).string();
   const bool main = world_.rank() == 0;
@@ -113,7 +114,7 @@ std::string Checkpointer::save(const std::string& root, const std::string& name,
   settle(mine);  // the folder exists before any rank writes into it
   settle(failure_of([&] {
     format_->save(state, tmp.string(), &world_);
-    save_rng_state(rng_state_path(tmp.string(), runtime_.rank));
+    save_rng_state(rng_state_path(tmp.string(), runtime_.rank), rng_state);
   }));  // every rank's files are complete before rank 0 publishes
   if (main) {
     mine = failure_of([&] {

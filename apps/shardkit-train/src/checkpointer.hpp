@@ -34,11 +34,11 @@ class Checkpointer {
 
   /// Writes checkpoint `<root>/<name>`: staged in `<root>/.tmp-<name>` (with pretrained_model/,
   /// training_state/ and, for "ema." entries, pretrained_model_ema/), every rank writes `state`
-  /// through the format and its generator state, rank 0 then writes `files` (path relative to the
-  /// checkpoint -> contents) and publishes the folder and the `last` link.
-  /// Returns the checkpoint's folder.
+  /// through the format and `rng_state` (current_rng_state() at the step saved), rank 0 then
+  /// writes `files` (path relative to the checkpoint -> contents) and publishes the folder and
+  /// the `last` link. Returns the checkpoint's folder.
   std::string save(const std::string& root, const std::string& name, const ShardedState& state,
-                   const std::map<std::string, std::string>& files) const;
+                   const std::map<std::string, std::string>& files, const at::Tensor& rng_state) const;
 
  private:
   std::shared_ptr<CheckpointFormat> create(const std::string& name) const;

@@ -115,10 +115,14 @@ void reduce_metrics(CommGroup& group, MetricsRecord& record) {
 }
 
 int stop_signal_of_any_rank(CommGroup& group, int mine) {
+  return stop_reasons_of_any_rank(group, {mine, false}).signal;
+}
+
+StopReasons stop_reasons_of_any_rank(CommGroup& group, StopReasons mine) {
   if (group.size() == 1) return mine;
-  auto signal = torch::tensor({mine}, torch::kInt32);
-  group.all_reduce(signal, ReduceOp::Max);
-  return signal.item<int>();
+  auto both = torch::tensor({mine.signal, mine.failed_save ? 1 : 0}, torch::kInt32);
+  group.all_reduce(both, ReduceOp::Max);
+  return {both[0].item<int>(), both[1].item<int>() != 0};
 }
 
 }  // namespace shardkit::train

@@ -29,4 +29,13 @@ void reduce_metrics(CommGroup& group, MetricsRecord& record);
 /// so that all ranks stop after the same step and name the same signal.
 int stop_signal_of_any_rank(CommGroup& group, int mine);
 
+/// Why the ranks stop after this step, agreed: a stop signal (as stop_signal_of_any_rank) and
+/// whether any rank's background checkpoint save failed.
+struct StopReasons {
+  int signal = 0;
+  bool failed_save = false;
+};
+/// Every rank's reasons combined, in one collective.
+StopReasons stop_reasons_of_any_rank(CommGroup& group, StopReasons mine);
+
 }  // namespace shardkit::train

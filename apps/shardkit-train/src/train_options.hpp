@@ -70,6 +70,8 @@ struct TrainOptions {
   bool ema_use_for_eval{};  ///< --ema.use_for_eval
   std::string logger_type{};  ///< --logger.type
   std::optional<bool> checkpoint_verify{};  ///< --checkpoint.verify
+  std::string checkpoint_async_mode{};      ///< --checkpoint.async_mode
+  std::string checkpoint_on_error{};        ///< --checkpoint.on_error
   std::int64_t save_freq{};  ///< --save_freq
   bool save_checkpoint{};  ///< --save_checkpoint
   std::string output_dir{};  ///< --output_dir

@@ -3,6 +3,7 @@
 #include "elapsed.hpp"
 #include "tensor_memory.hpp"
 
+#include <numeric>
 #include <torch/torch.h>
 
 #include <chrono>
@@ -10,6 +11,7 @@
 #include <csignal>
 #include <ctime>
 #include <filesystem>
+#include <numeric>
 #include <optional>
 #include <utility>
 
@@ -166,7 +168,8 @@ Trainer::Trainer(Config config, const Registry& registry, const Runtime& runtime
       registry_, config_, provenance_, runtime_, *mesh_,
       CheckpointedParts{*backend_, *policy_, *optimizer_, *scheduler_, scaler_.get(), *loader_, normalizer_, lora_,
                         lora_summary_, ema_.get(), dataset_.get()},
-      CheckpointedRun{output_dir_, steps_, batch_size_, accum_, base_record_}, selection_.checkpoint_format);
+      CheckpointedRun{output_dir_, steps_, batch_size_, accum_, base_record_}, selection_.checkpoint_format,
+      background_writer_group());
   if (const auto schedule = EvalSchedule::from(options_.eval_freq, options_.eval_steps, options_.eval_strategy);
       !schedule.inactive())
     evaluation_ = std::make_unique<Evaluation>(registry_, config_, runtime_, selection_.dataset, *policy_, schedule,
@@ -248,9 +251,19 @@ void Trainer::join_run(const MeshShape& shape) {
   }
 }
 
+std::shared_ptr<CommGroup> Trainer::background_writer_group() {
+  if (options_.checkpoint_async_mode == "disabled" || !options_.save_checkpoint) return nullptr;
+  if (!comm_) return make_local_group("checkpoint writer");
+  std::vector<int> everyone(static_cast<std::size_t>(runtime_.world_size));
+  std::iota(everyone.begin(), everyone.end(), 0);
+  return comm_->new_group(everyone, "checkpoint_writer");  // collective: every rank, at the same point
+}
+
 int Trainer::stop_requested() {
   CollectiveScope scope("trainer, stop check");
-  return stop_signal_of_any_rank(mesh_->world(), stop_signal());
+  const auto reasons = stop_reasons_of_any_rank(mesh_->world(), {stop_signal(), checkpoints_->background_save_failed()});
+  if (reasons.failed_save) checkpoints_->stop_after_failed_save();  // every rank, after the same step
+  return reasons.signal;
 }
 
 void Trainer::prepare_batch(Batch& batch, const torch::Device& device) {
@@ -312,6 +325,7 @@ int Trainer::run() {
     if (saved_now) checkpoints_->save(done, metrics_->window());
     if (const int sig = update && done < steps_ ? stop_requested() : 0) {
       if (save && !saved_now) checkpoints_->save(done, metrics_->window());
+      checkpoints_->finish();
       metrics_->finish();
       log->info("{} by {} after step {}{}", sig == SIGINT ? "interrupted" : "stopped", signal_name(sig), done,
                 save ? "; continue with --resume=true --output_dir=" + output_dir_
@@ -319,6 +333,7 @@ int Trainer::run() {
       return sig;
     }
   }
+  checkpoints_->finish();
   metrics_->finish();
   if (lora_ && options_.peft_merge) checkpoints_->save_merged_model();
   log->info("training done: {} steps in {:.1f} s", steps_ - resumed_.step, metrics_->elapsed_s());

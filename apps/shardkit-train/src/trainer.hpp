@@ -61,8 +61,11 @@ class Trainer {
   void prepare_batch(Batch& batch, const torch::Device& device);
   /// Fractional epochs of the data the loader has handed out.
   double epochs_done() const;
+  /// The background checkpoint writer's group of every rank (--checkpoint.async_mode=async), else null.
+  std::shared_ptr<CommGroup> background_writer_group();
   /// SIGTERM or SIGINT on any rank (0 = none): all ranks agree at this update, checkpoint,
-  /// and stop.
+  /// and stop. A background save that failed on any rank throws on every rank
+  /// (--checkpoint.on_error=stop).
   int stop_requested();
 
   RunLock run_lock_;  ///< first member: released (and a failed start cleaned up) last

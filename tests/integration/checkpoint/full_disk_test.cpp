@@ -1,4 +1,4 @@
-// A full disk during a checkpoint save, in every format: every rank stops with the file and ENOSPC, `last` untouched.
+// A full disk during a checkpoint save, in every format, synchronous or in the background: every rank stops with the file and ENOSPC, `last` untouched.
 //
 // The disk is filled by tests/fixtures/full_disk_preload.cpp (LD_PRELOAD): writes under the
 // second checkpoint's staging folder fail with ENOSPC once a byte budget is spent, so the first
@@ -92,6 +92,60 @@ TEST_CASE("a full disk during a save stops every rank with the file and ENOSPC, 
       CHECK(resumed.exit_code == 0);
       CHECK(contains(resumed.output, "at step 2"));
       CHECK(fs::read_symlink(checkpoints + "/last") == "000004");
+    }
+  }
+}
+
+TEST_CASE("a full disk during an asynchronous save stops every rank at the next step, or warns, and loses nothing") {
+  for (const std::string format : {"dcp", "safetensors", "safetensors_dcp"}) {
+    for (const std::string on_error : {"stop", "warn"}) {
+      if (on_error == "warn" && format != "dcp") continue;  // what warn does is the format's business no more than stop's
+      INFO(format << ", --checkpoint.on_error=" << on_error);
+      TempDir dir("sk-full-disk-async");
+      const auto out = fs::weakly_canonical(dir.path()).string() + "/run";
+      const auto checkpoints = out + "/checkpoints";
+      const auto staging = checkpoints + "/.tmp-000004";
+      auto args = run_args(out, format);
+      for (const auto& a : {std::string("--steps=6"), std::string("--checkpoint.async_mode=async"), "--checkpoint.on_error=" + on_error})
+        args.push_back(a);
+      // Rank 1's disk is full for the second save (step 4) only: its background writer fails there.
+      const auto r = run_command("LD_PRELOAD=" + shell_quote(full_disk_preload()) + " SHARDKIT_TEST_FULL_DIR=" +
+                                 shell_quote(staging) + " SHARDKIT_TEST_DISK_BYTES=0 SHARDKIT_TEST_FULL_RANK=1 " +
+                                 launch_command(2, args));
+      INFO(r.output);
+      CHECK_FALSE(contains(r.output, "terminate called"));
+      CHECK_FALSE(contains(r.output, "killed by signal"));
+      CHECK_FALSE(contains(r.output, "ignored SIGTERM"));
+      CHECK(contains(r.output, "the background save of a checkpoint failed: checkpoint " + checkpoints +
+                                   "/000004 was not saved: "));
+      CHECK(contains(r.output, "No space left on device"));
+      std::set<std::string> left;
+      for (const auto& e : fs::directory_iterator(checkpoints)) left.insert(e.path().filename().string());
+      if (on_error == "warn") {
+        CHECK(r.exit_code == 0);
+        CHECK(contains(r.output, "Training goes on (--checkpoint.on_error=warn)"));
+        CHECK(fs::read_symlink(checkpoints + "/last") == "000006");
+        CHECK(left == std::set<std::string>{"000002", "000006", "last"});
+        continue;
+      }
+      CHECK(r.exit_code == 1);
+      for (int rank = 0; rank < 2; ++rank) {
+        const auto line = error_line(r.output, rank);
+        INFO("rank " << rank << ": " << line);
+        CHECK(contains(line, "the background save of a checkpoint failed: checkpoint " + checkpoints + "/000004"));
+        CHECK(contains(line, staging + "/"));
+        CHECK(contains(line, "No space left on device"));
+        CHECK(contains(line, checkpoints + "/last still points to 000002"));
+        CHECK(contains(line, "Training stopped (--checkpoint.on_error=stop"));
+      }
+      CHECK(fs::read_symlink(checkpoints + "/last") == "000002");
+      CHECK(left == std::set<std::string>{"000002", "last"});
+
+      const auto resumed = launch(2, {"--resume=true", "--output_dir=" + out});
+      INFO(resumed.output);
+      CHECK(resumed.exit_code == 0);
+      CHECK(contains(resumed.output, "at step 2"));
+      CHECK(fs::read_symlink(checkpoints + "/last") == "000006");
     }
   }
 }

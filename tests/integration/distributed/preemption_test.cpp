@@ -104,3 +104,21 @@ TEST_CASE("SIGINT to the launcher reaches every rank as SIGINT: one checkpoint, 
   CHECK(last_checkpoint_step(out) > 0);
   CHECK(processes_with(out).empty());
 }
+
+TEST_CASE("SIGTERM with asynchronous saves waits for the background writer: last is the step it stopped after") {
+  TempDir dir("sk-sigterm-async");
+  const auto out = dir / "run";
+  // A save every 20 steps: a background write is often in flight when the signal comes.
+  const auto run = stopped_by(
+      SIGTERM, launch_command(2, with(endless_run(out), {"--save_freq=20", "--checkpoint.async_mode=async"})), out);
+  INFO(run.output);
+  CHECK(run.exit_code == 0);
+  const auto at = run.output.find("stopped by SIGTERM after step ");
+  REQUIRE(at != std::string::npos);
+  const auto stopped = std::stoll(run.output.substr(at + std::string("stopped by SIGTERM after step ").size()));
+  CHECK(last_checkpoint_step(out) == stopped);  // the save at the stop was written before the exit
+  CHECK(contains(run.output, "written in the background"));
+  CHECK(processes_with(out).empty());
+  check_resumed(launch(2, {"--resume=true", "--output_dir=" + out, "--steps=" + std::to_string(stopped + 10)}), out,
+                stopped);
+}
