@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 
 out, rounds, title = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-SIZE = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
 
 
 def steps(run):
@@ -29,7 +28,7 @@ for r in range(1, rounds + 1):
     async_blocked += blocked
     writes = floats(r"written in the background in ([0-9.]+) s", log)
     written += writes
-    staged += [float(n) * SIZE[u] for n, u in re.findall(r"host buffers \(([0-9.]+) (B|KiB|MiB|GiB) on this rank", log)]
+    staged += floats(r"host buffers \([^,]+, ([0-9]+) bytes on this rank", log)
     # Steps that ran while a write did: after the saving step, until the write's duration had passed.
     records = steps(f"async-{r}")
     saving = [s for s in records if s["step"] % int(re.search(r"a save every (\d+)", title).group(1)) == 0]

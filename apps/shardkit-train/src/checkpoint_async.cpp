@@ -19,9 +19,9 @@ void CheckpointManager::start_background_save(const std::string& root, const std
   auto rng = current_rng_state();
   const auto blocked = seconds_since(started);
   if (runtime_.is_main())
-    logger()->info("checkpoint {}: state copied to host buffers ({} on this rank), training blocked {:.3f} s{}; "
+    logger()->info("checkpoint {}: state copied to host buffers ({}, {} bytes on this rank), training blocked {:.3f} s{}; "
                    "writing it in the background",
-                   (fs::path(root) / name).string(), format_bytes(staging_.bytes()), blocked,
+                   (fs::path(root) / name).string(), format_bytes(staging_.bytes()), staging_.bytes(), blocked,
                    waited >= 0.001 ? fmt::format(" ({:.3f} s of it waiting for the previous save)", waited) : "");
   writer_.start([this, root, name, staged = std::move(staged), files = std::move(files), rng] {
     const auto began = std::chrono::steady_clock::now();

@@ -101,7 +101,11 @@ int print_memory_plan(const Config& config, const Registry& registry, const Runt
   std::int64_t shadow = 0;
   if (options.ema_enable)
     for (const auto& p : backend->parameters()) shadow += p.param.numel() * p.param.element_size();
-  const auto total = plan.parameters + plan.gradients + plan.optimizer + plan.gathered_peak + shadow;
+  // --checkpoint.async_mode=async: the host copy of what this rank's saves write (its weights,
+  // AdamW state and shadow), held from the first save on.
+  const bool async_saves = options.save_checkpoint && options.checkpoint_async_mode != "disabled";
+  const std::int64_t staging = async_saves ? plan.parameters + plan.optimizer + shadow : 0;
+  const auto total = plan.parameters + plan.gradients + plan.optimizer + plan.gathered_peak + shadow + staging;
   const auto whole_total = whole.parameters + whole.gradients + whole.optimizer;
   auto log = logger();
   log->info("dry run: backend {} on {} ({} processes), policy {}", selection.backend, mesh.describe(),
@@ -111,6 +115,9 @@ int print_memory_plan(const Config& config, const Registry& registry, const Runt
     log->info("dry run: --ema.enable adds the EMA shadow of the weights the optimizer steps: {} per rank "
               "({} bytes; the whole trainable weights: {} bytes)",
               format_bytes(shadow), shadow, whole.gradients);
+  if (staging > 0)
+    log->info("dry run: --checkpoint.async_mode={} adds the host copy of what a save writes: {} per rank ({} bytes)",
+              options.checkpoint_async_mode, format_bytes(staging), staging);
   log->info("dry run: per rank in all {} ({} bytes) = {:.2f} x a whole replica's parameters, gradients and "
             "AdamW state ({}); activations come on top",
             format_bytes(total), total, whole_total > 0 ? static_cast<double>(total) / whole_total : 0.0,

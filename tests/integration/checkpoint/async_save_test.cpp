@@ -1,5 +1,5 @@
 // Asynchronous checkpoint saves (--checkpoint.async_mode=async): they write what a synchronous
-// save writes, in every format and under one process, ddp and fsdp; training is unchanged by
+// save writes, in every format and under one process, ddp, fsdp and zero; training is unchanged by
 // them; a run resumed from one continues exactly.
 #include <catch2/catch.hpp>
 
@@ -36,7 +36,7 @@ struct Case {
 }  // namespace
 
 TEST_CASE("asynchronous saves write what synchronous ones write, and resume exactly", "[checkpoint][async]") {
-  const Case cases[] = {{"single", "safetensors", 1}, {"fsdp", "dcp", 2}, {"ddp", "safetensors_dcp", 2}};
+  const Case cases[] = {{"single", "safetensors", 1}, {"fsdp", "dcp", 2}, {"ddp", "safetensors_dcp", 2}, {"zero", "dcp", 2}};
   for (const auto& c : cases) {
     INFO(c.backend << " / " << c.format);
     TempDir dir("sk-async-save");
@@ -82,5 +82,36 @@ TEST_CASE("asynchronous saves write what synchronous ones write, and resume exac
     REQUIRE(a.size() == 6);
     REQUIRE(b.size() == 6);
     for (std::size_t i = 2; i < 6; ++i) CHECK(b[i].raw.at("loss") == a[i].raw.at("loss"));  // bit for bit
+  }
+}
+
+TEST_CASE("--dry_run counts the host copy of asynchronous saves as large as the runs make it", "[checkpoint][async]") {
+  // The text between `mark` and `end` in `text` ("" when absent).
+  const auto between = [](const std::string& text, const std::string& mark, const std::string& end) {
+    const auto at = text.find(mark);
+    if (at == std::string::npos) return std::string();
+    const auto from = at + mark.size();
+    return text.substr(from, text.find(end, from) - from);
+  };
+  for (const auto& [backend, nproc] : {std::pair<std::string, int>{"single", 1}, {"fsdp", 2}}) {
+    INFO(backend);
+    TempDir dir("sk-async-dry");
+    const auto flags = tiny_run(dir / "run", {"--steps=2", "--save_freq=2", "--checkpoint.async_mode=async",
+                                              "--distributed_backend=" + backend,
+                                              "--parallelism.dp_shard=" + std::to_string(nproc)});
+    const auto plan = run_program("shardkit-train", with(flags, {"--dry_run=true"}));
+    INFO(plan.output);
+    REQUIRE(plan.exit_code == 0);
+    // "...: 53.8 KiB per rank (55120 bytes)" and "host buffers (53.9 KiB, 55184 bytes on this rank)"
+    const auto planned = between(between(plan.output, "adds the host copy of what a save writes: ", ")"), "(", " bytes");
+    const auto run = launch(nproc, flags);
+    INFO(run.output);
+    REQUIRE(run.exit_code == 0);
+    const auto copied = between(run.output, "state copied to host buffers (", " bytes on this rank)");
+    REQUIRE_FALSE(planned.empty());
+    REQUIRE(copied.find(", ") != std::string::npos);
+    const double want = std::stod(copied.substr(copied.find(", ") + 2));
+    // Rank 0's copy; the plan counts fsdp's padded flat shards, the copy the parameters' own pieces.
+    CHECK(std::stod(planned) == Approx(want).epsilon(0.01));
   }
 }
