@@ -1,12 +1,7 @@
 // Fuzz target for the chat-template renderer: no template crashes, hangs or exhausts it; each is
 // either refused with an error or rendered.
 //
-// libFuzzer (Debian: clang-14 libclang-rt-14-dev), from the source tree (error.cpp needs the
-// LibTorch headers only for declarations; T = the venv's torch/include):
-//   clang++-14 -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Icore/include -Iplugins/datasets/text \
-//     -isystem $T -isystem $T/torch/csrc/api/include tests/fuzz/chat_template_fuzz.cpp \
-//     plugins/datasets/text/chat_template/*.cpp core/src/common/error.cpp -lboost_json -o chat_template_fuzz
-//   ./chat_template_fuzz -max_len=8192 -timeout=2 -rss_limit_mb=2048 tests/fuzz/chat_template_corpus
+// Built and run by scripts/fuzz.sh (libFuzzer with ASan and UBSan; `scripts/fuzz.sh 60 chat_template`).
 // The test suite replays the committed corpus through the same function (replay_main.cpp).
 #include <boost/json/parse.hpp>
 

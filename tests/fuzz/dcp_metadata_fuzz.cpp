@@ -1,11 +1,6 @@
 // Fuzz target for the DCP .metadata reader: no input crashes it, and what it accepts writes back stably.
 //
-// libFuzzer (Debian: clang-14 libclang-rt-14-dev), from the source tree (error.cpp needs the
-// LibTorch headers only for declarations; T = the venv's torch/include):
-//   clang++-14 -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Icore/include -Icheckpoint_formats/dcp_common/include -Icore/src \
-//     -isystem $T -isystem $T/torch/csrc/api/include tests/fuzz/dcp_metadata_fuzz.cpp \
-//     checkpoint_formats/dcp_common/metadata*.cpp checkpoint_formats/dcp_common/pickle_*.cpp core/src/common/error.cpp -o dcp_metadata_fuzz
-//   ./dcp_metadata_fuzz -max_len=16384 tests/fuzz/dcp_metadata_corpus tests/fixtures/dcp
+// Built and run by scripts/fuzz.sh (libFuzzer with ASan and UBSan; `scripts/fuzz.sh 60 dcp_metadata`).
 // The test suite replays the committed corpus through the same function (replay_main.cpp).
 #include <cstdint>
 #include <cstdio>

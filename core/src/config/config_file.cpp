@@ -2,6 +2,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cctype>
 #include <fstream>
 #include <sstream>
@@ -63,21 +64,6 @@ void flatten_toml(const toml::table& table, const std::string& prefix, const std
   }
 }
 
-RawConfig load_toml(const std::string& path, const std::string& text) {
-  toml::table table;
-  try {
-    table = toml::parse(text, path);
-  } catch (const toml::parse_error& e) {
-    throw ConfigError(position(path, e.source()) + ": TOML syntax error: " +
-                      std::string(e.description()));
-  }
-  RawConfig out;
-  std::vector<std::string> errors;
-  flatten_toml(table, "", path, out, errors);
-  config_detail::throw_if_any(errors);
-  return out;
-}
-
 std::string lower_extension(const std::string& path) {
   const auto slash = path.find_last_of('/');
   const auto dot = path.find_last_of('.');
@@ -88,7 +74,81 @@ std::string lower_extension(const std::string& path) {
   return ext;
 }
 
+// Where `text` has a byte above 0x7F outside a string or a comment (npos when nowhere). TOML
+// allows non-ASCII characters only there, and toml++ 3.3 (Debian 12's) reaches undefined
+// behaviour ("unreachable") classifying some of them elsewhere: such documents are refused first.
+// Conservatively, a quote opens a string only where TOML allows one (a key's start, after '=',
+// '[', ',', '{' or '.') and only when the string is closed; any other quote is plain text.
+std::size_t non_ascii_outside_strings(const std::string& text) {
+  std::size_t i = 0;
+  char previous = '\n';  // the last character before `i` that is not a space or a tab
+  const auto at = [&](std::size_t from, const char* token) {
+    return text.compare(from, std::strlen(token), token) == 0;
+  };
+  // Where the string opening at `i` ends (just past its closing quote), or npos when it does not.
+  const auto string_end = [&]() -> std::size_t {
+    const bool multi = at(i, "\"\"\"") || at(i, "'''");
+    const std::string close = multi ? text.substr(i, 3) : text.substr(i, 1);
+    const bool escapes = close[0] == '"';
+    for (std::size_t j = i + close.size(); j < text.size(); j += (escapes && text[j] == '\\') ? 2 : 1) {
+      if (at(j, close.c_str())) return j + close.size();
+      if (!multi && text[j] == '\n') return std::string::npos;
+    }
+    return std::string::npos;
+  };
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == '#') {
+      while (i < text.size() && text[i] != '\n') ++i;
+      continue;
+    }
+    if ((c == '"' || c == '\'') && std::strchr("\n=[,{.", previous) != nullptr) {
+      if (const auto end = string_end(); end != std::string::npos) {
+        i = end;
+        previous = c;
+        continue;
+      }
+    }
+    if (static_cast<unsigned char>(c) > 0x7F) return i;
+    if (c != ' ' && c != '\t') previous = c;
+    ++i;
+  }
+  return std::string::npos;
+}
+
 }  // namespace
+
+RawConfig config_detail::parse_toml_document(const std::string& text, const std::string& path) {
+  const auto parse = [&](const std::string& document) {
+    try {
+      return toml::parse(document, path);
+    } catch (const toml::parse_error& e) {
+      throw ConfigError(position(path, e.source()) + ": TOML syntax error: " + std::string(e.description()));
+    }
+  };
+  // toml++ 3.3 (Debian 12's) reaches undefined behaviour ("unreachable") classifying some
+  // non-ASCII characters where it expects whitespace, which a syntax error anywhere before them
+  // can lead it to: the document's syntax is checked first with every such byte replaced by an
+  // ASCII letter (positions unchanged), and then only where strings and comments lie.
+  std::string ascii = text;
+  for (auto& c : ascii)
+    if (static_cast<unsigned char>(c) > 0x7F) c = 'x';
+  auto table = parse(ascii);
+  if (ascii != text) {
+    if (const auto bad = non_ascii_outside_strings(text); bad != std::string::npos) {
+      const auto [line, column] = config_detail::line_column(text, bad);
+      throw ConfigError(path + ":" + std::to_string(line) + ":" + std::to_string(column) +
+                        ": TOML syntax error: a character outside ASCII outside a string or a comment; quote the "
+                        "value or the key");
+    }
+    table = parse(text);
+  }
+  RawConfig out;
+  std::vector<std::string> errors;
+  flatten_toml(table, "", path, out, errors);
+  config_detail::throw_if_any(errors);
+  return out;
+}
 
 void config_detail::throw_if_any(const std::vector<std::string>& errors) {
   if (errors.empty()) return;
@@ -110,7 +170,7 @@ RawConfig load_config_file(const std::string& path) {
   std::ostringstream buffer;
   buffer << in.rdbuf();
   const std::string text = buffer.str();
-  if (ext == ".toml") return load_toml(path, text);
+  if (ext == ".toml") return config_detail::parse_toml_document(text, path);
   if (ext == ".yaml" || ext == ".yml") return config_detail::parse_yaml_document(text, path);
   return config_detail::parse_json_document(text, path);
 }

@@ -15,6 +15,9 @@ RawConfig parse_json_document(const std::string& text, const std::string& name);
 /// A YAML document (a mapping, nested mappings becoming dotted keys) as raw values, each
 /// with its file:line:column; all problems in one ConfigError.
 RawConfig parse_yaml_document(const std::string& text, const std::string& path);
+/// A TOML document (tables becoming dotted keys; arrays of strings only) as raw values, each
+/// with its file:line:column; all problems in one ConfigError.
+RawConfig parse_toml_document(const std::string& text, const std::string& path);
 
 /// Throws one ConfigError holding every message of `errors`, one per line; nothing when empty.
 void throw_if_any(const std::vector<std::string>& errors);

@@ -1,7 +1,7 @@
 // Loads a YAML configuration file (AITraining's format) into dotted keys, as TOML and JSON files are.
 #include <yaml-cpp/yaml.h>
 
-#include <regex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -17,23 +17,56 @@ std::string position(const std::string& path, const YAML::Mark& mark) {
   return path + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
 }
 
+/// Whether `text` is digits after an optional sign (at least one digit from `from`).
+bool digits_only(const std::string& text, std::size_t from) {
+  return from < text.size() && text.find_first_not_of("0123456789", from) == std::string::npos;
+}
+
+/// Whether `text` is a YAML 1.2 core-schema float: [-+]?(.d+|d+(.d*)?)([eE][-+]?d+)? (checked by
+/// hand: std::regex recurses per character and overflows the stack on long scalars).
+bool is_float(const std::string& text) {
+  std::size_t i = text.empty() || (text[0] != '-' && text[0] != '+') ? 0 : 1;
+  const auto digits = [&] {
+    const auto start = i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    return i > start;
+  };
+  const bool whole = digits();
+  bool fraction = false;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    fraction = digits();
+  }
+  if (!whole && !fraction) return false;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
+    if (!digits()) return false;
+  }
+  return i == text.size();
+}
+
 /// A plain (unquoted) scalar typed by YAML 1.2's core schema; a quoted one is always a string.
+/// A number out of range stays text: the option's own conversion reports the range.
 Value typed_scalar(const YAML::Node& node) {
   const auto& text = node.Scalar();
   if (node.Tag() == "!") return Value{text};
-  static const std::regex kInt(R"([-+]?[0-9]+)");
-  static const std::regex kFloat(R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?)");
   if (text == "true" || text == "True" || text == "TRUE") return Value{true};
   if (text == "false" || text == "False" || text == "FALSE") return Value{false};
-  if (std::regex_match(text, kInt)) {
-    try {
+  try {
+    if (digits_only(text, text.empty() || (text[0] != '-' && text[0] != '+') ? 0 : 1))
       return Value{static_cast<std::int64_t>(std::stoll(text))};
-    } catch (const std::out_of_range&) {
-      return Value{text};  // the option's own conversion reports the range
-    }
+    if (is_float(text)) return Value{std::stod(text)};
+  } catch (const std::out_of_range&) {
   }
-  if (std::regex_match(text, kFloat)) return Value{std::stod(text)};
   return Value{text};
+}
+
+constexpr int kMaxDepth = 32;
+
+[[noreturn]] void throw_too_large(const std::string& path) {
+  throw ConfigError(path + ": the document expands to more values than it has characters (aliases of aliases?); "
+                    "a configuration lists each option once");
 }
 
 bool is_null(const YAML::Node& node) {
@@ -41,10 +74,18 @@ bool is_null(const YAML::Node& node) {
                            (node.Scalar() == "~" || node.Scalar() == "null" || node.Scalar() == "Null"));
 }
 
-// Walks a mapping; every problem is collected so the user sees them all at once.
+// Walks a mapping; every problem is collected so the user sees them all at once. `budget`: the
+// values (keys and list items) still allowed, so that aliases of aliases (a "billion laughs")
+// cannot make a small file expand without end.
 void flatten(const YAML::Node& map, const std::string& prefix, const std::string& path, RawConfig& out,
-             std::vector<std::string>& errors) {
+             std::vector<std::string>& errors, std::size_t& budget, int depth = 0) {
+  // An option name has a few dotted parts; a mapping that holds itself (through an alias) has no end.
+  if (depth > kMaxDepth)
+    throw ConfigError(position(path, map.Mark()) + ": mappings nested more than " + std::to_string(kMaxDepth) +
+                      " deep (a mapping that holds itself through an alias?)");
   for (const auto& item : map) {
+    if (budget == 0) throw_too_large(path);
+    --budget;
     const auto& k = item.first;
     const auto& v = item.second;
     const auto origin = position(path, k.Mark());
@@ -58,11 +99,13 @@ void flatten(const YAML::Node& map, const std::string& prefix, const std::string
       continue;
     }
     if (v.IsMap()) {
-      flatten(v, key + ".", path, out, errors);
+      flatten(v, key + ".", path, out, errors, budget, depth + 1);
     } else if (v.IsSequence()) {
       std::vector<std::string> items;
       bool scalars = true;
       for (const auto& e : v) {
+        if (budget == 0) throw_too_large(path);
+        --budget;
         if (e.IsScalar()) items.push_back(e.Scalar());
         else scalars = false;
       }
@@ -83,7 +126,7 @@ RawConfig parse_yaml_document(const std::string& text, const std::string& path) 
   YAML::Node root;
   try {
     root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
+  } catch (const YAML::Exception& e) {  // syntax errors, and nesting too deep to follow
     throw ConfigError(position(path, e.mark) + ": YAML syntax error: " + e.msg);
   }
   if (root.IsNull()) return {};
@@ -91,7 +134,9 @@ RawConfig parse_yaml_document(const std::string& text, const std::string& path) 
     throw ConfigError(path + ": a YAML configuration is a mapping of option names to values (`steps: 100`)");
   RawConfig out;
   std::vector<std::string> errors;
-  flatten(root, "", path, out, errors);
+  // Each key or list item takes at least a character of the text unless an alias repeats it.
+  std::size_t budget = text.size() + 64;
+  flatten(root, "", path, out, errors, budget);
   throw_if_any(errors);
   return out;
 }

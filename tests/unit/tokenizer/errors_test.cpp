@@ -180,3 +180,24 @@ TEST_CASE("tokenizer_config.json beside tokenizer.json names bos, eos and pad", 
     CHECK(contains(e.what(), "tokenizer_config.json: eos_token '<|eot_id|>' is not a token of"));
   }
 }
+
+TEST_CASE("token ids far beyond the tokens a file defines are refused before anything is sized by them",
+          "[tokenizer][errors][limits]") {
+  const auto error = [](const std::string& text) {
+    try {
+      Tokenizer::from_json(text, "tiny/tokenizer.json");
+    } catch (const shardkit::FormatError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  // A 50-byte file asking for a 2^31-row table.
+  CHECK_THAT(error(R"({"model":{"vocab":{"a":2147483647},"merges":[]}})"),
+             Catch::Contains("tiny/tokenizer.json: model.vocab has id 2147483647 but the file defines only 1 tokens"));
+  CHECK_THAT(error(R"({"model":{"vocab":{"a":0},"merges":[]},"added_tokens":[{"id":100000000,"content":"x"}]})"),
+             Catch::Contains("added_tokens has id 100000000 but the file defines only 2 tokens"));
+  CHECK_THAT(error(R"({"model":{"vocab":{"a":0},"merges":[]},"added_tokens":[{"id":-1,"content":"x"}]})"),
+             Catch::Contains("an added_tokens entry has no non-negative integer 'id'"));
+  // Real gaps (added tokens after a padded vocabulary) stay fine.
+  CHECK(error(R"({"model":{"vocab":{"a":0,"b":1},"merges":[]},"added_tokens":[{"id":1000,"content":"<s>"}]})").empty());
+}

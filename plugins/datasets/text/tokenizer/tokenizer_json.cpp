@@ -18,6 +18,22 @@ namespace shardkit::text {
 namespace json = boost::json;
 namespace {
 
+/// The largest id of `tokens` (0 when empty).
+std::uint32_t largest_id(const TokenMap& tokens) {
+  std::uint32_t largest = 0;
+  for (const auto& kv : tokens) largest = std::max(largest, kv.second);
+  return largest;
+}
+
+/// A tokenizer's ids number its tokens from 0 (the model's embedding has a row per id): ids far
+/// beyond the tokens the file defines are refused before anything is sized by them (a 1 kB file
+/// must not ask for a 2^31-row table). Twice the count and 1024 spare ids allow any real gaps.
+void check_dense_ids(std::size_t tokens, std::uint32_t largest, const char* field, const std::string& source) {
+  if (tokens == 0 || largest < 2 * tokens + 1024) return;
+  throw FormatError(source + ": " + field + " has id " + std::to_string(largest) + " but the file defines only " +
+                    std::to_string(tokens) + " tokens; a tokenizer's ids run from 0 to about its number of tokens");
+}
+
 std::string type_of(const json::object& o) {
   const auto* t = o.if_contains("type");
   return t && t->is_string() ? std::string(t->as_string()) : "";
@@ -114,6 +130,7 @@ std::unique_ptr<Bpe> read_model(const json::object& m, const std::string& source
       throw FormatError(source + ": model.vocab['" + std::string(kv.key()) + "'] is not a non-negative integer id");
     tokens.emplace(std::string(kv.key()), static_cast<std::uint32_t>(id.as_int64()));
   }
+  check_dense_ids(tokens.size(), largest_id(tokens), "model.vocab", source);
   std::vector<std::pair<std::string, std::string>> pairs;
   pairs.reserve(merges->as_array().size());
   for (const auto& merge : merges->as_array()) {
@@ -304,7 +321,8 @@ std::vector<AddedToken> read_added_tokens(const json::value* v, const std::strin
     const auto& o = entry.as_object();
     AddedToken t;
     const auto* id = o.if_contains("id");
-    if (!id || !id->is_int64()) throw FormatError(source + ": an added_tokens entry has no integer 'id'");
+    if (!id || !id->is_int64() || id->as_int64() < 0 || id->as_int64() > 0x7fffffff)
+      throw FormatError(source + ": an added_tokens entry has no non-negative integer 'id'");
     t.id = static_cast<std::uint32_t>(id->as_int64());
     t.content = string_or_empty(o, "content");
     t.special = flag(o, "special", false);
@@ -339,8 +357,12 @@ TokenizerParts parse_tokenizer_json(const std::string& json_text, const std::str
     const auto* model = o.if_contains("model");
     if (!model || !model->is_object()) throw FormatError(source + ": no 'model' object");
     parts.model = read_model(model->as_object(), source, unsupported);
-    parts.added = std::make_unique<AddedVocabulary>(read_added_tokens(o.if_contains("added_tokens"), source),
-                                                    parts.normalizer.get());
+    auto added = read_added_tokens(o.if_contains("added_tokens"), source);
+    const std::size_t limit = parts.model ? parts.model->id_limit() : 0;  // null: an unsupported model, refused below
+    auto largest = static_cast<std::uint32_t>(limit == 0 ? 0 : limit - 1);
+    for (const auto& t : added) largest = std::max(largest, t.id);
+    check_dense_ids((parts.model ? parts.model->vocab_size() : 0) + added.size(), largest, "added_tokens", source);
+    parts.added = std::make_unique<AddedVocabulary>(std::move(added), parts.normalizer.get());
     if (const auto* p = o.if_contains("pre_tokenizer")) parts.pre_tokenizer = read_pre_tokenizer(*p, source, unsupported);
     if (const auto* p = o.if_contains("post_processor"))
       read_post_processor(*p, *parts.added, parts.model.get(), parts, source, unsupported);

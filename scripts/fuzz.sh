@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Builds every libFuzzer target (clang, AddressSanitizer + UndefinedBehaviorSanitizer) and runs
+# each for SECONDS, from its committed corpus (tests/fuzz/<target>_corpus and the real files
+# named below); prints per target the executions, the coverage and what was found.
+#
+# Usage: scripts/fuzz.sh [SECONDS] [TARGET...]     (default 60 seconds per target, every target)
+#
+# An input that crashes, leaks, trips a sanitizer, takes more than 1 s (-timeout=1) or more than
+# 2 GB (-rss_limit_mb=2048) fails the run; libFuzzer saves it as FUZZ_DIR/<target>/crash-* (or
+# timeout-*, leak-*, oom-*). New inputs the fuzzer finds go to FUZZ_DIR/<target>/corpus (outside
+# the tree: copy the interesting ones into tests/fuzz/<target>_corpus, which ctest replays).
+# Knobs (environment): FUZZ_DIR (build-fuzz), CXX (clang++-14), TORCH_INCLUDE (the venv's
+# torch/include: error.cpp reads the LibTorch version from its headers, nothing links LibTorch).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECS=${1:-60}
+shift || true
+FUZZ_DIR=${FUZZ_DIR:-build-fuzz}
+CXX=${CXX:-clang++-14}
+
+if ! command -v "$CXX" >/dev/null || ! dpkg-query -W -f='${Status}' libclang-rt-14-dev 2>/dev/null | grep -q "ok installed"; then
+  echo "[fuzz] installing clang-14 and libclang-rt-14-dev (libFuzzer and the sanitizers)"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang-14 libclang-rt-14-dev >/dev/null
+fi
+VENV=${SHARDKIT_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/shardkit/venv-torch-2.15.0}
+TORCH_INCLUDE=${TORCH_INCLUDE:-$(ls -d "$VENV"/lib/python3*/site-packages/torch/include 2>/dev/null | head -1)}
+[ -d "$TORCH_INCLUDE" ] || { echo "[fuzz] no LibTorch headers at '$TORCH_INCLUDE': run scripts/setup.sh first" >&2; exit 1; }
+FLAGS=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+       -Icore/include -Icore/src -isystem "$TORCH_INCLUDE" -isystem "$TORCH_INCLUDE/torch/csrc/api/include")
+
+# Each target: its sources and libraries, its seed folders, the largest input.
+declare -A SOURCES LIBS SEEDS MAXLEN
+SOURCES[safetensors]="core/src/safetensors/file.cpp core/src/safetensors/header_parser.cpp core/src/safetensors/dtype.cpp
+  core/src/safetensors/utf8.cpp core/src/safetensors/serialize.cpp"
+LIBS[safetensors]="-lboost_json"
+SEEDS[safetensors]="tests/data/act-reference tests/data/lerobot-tiny-v3"
+MAXLEN[safetensors]=65536
+SOURCES[dcp_metadata]="-Icheckpoint_formats/dcp_common/include $(ls checkpoint_formats/dcp_common/metadata*.cpp checkpoint_formats/dcp_common/pickle_*.cpp | tr '\n' ' ')"
+SEEDS[dcp_metadata]="tests/fixtures/dcp"
+MAXLEN[dcp_metadata]=16384
+SOURCES[chat_template]="-Iplugins/datasets/text $(ls plugins/datasets/text/chat_template/*.cpp | tr '\n' ' ')"
+LIBS[chat_template]="-lboost_json"
+MAXLEN[chat_template]=8192
+SOURCES[tokenizer_json]="-Iplugins/datasets/text $(ls plugins/datasets/text/tokenizer/*.cpp | tr '\n' ' ')
+  core/src/common/files.cpp core/src/common/publish_file.cpp"
+LIBS[tokenizer_json]="-lpcre2-8 -lutf8proc -lboost_json"
+MAXLEN[tokenizer_json]=16384
+SOURCES[config_files]="core/src/config/config_file.cpp core/src/config/config_yaml.cpp core/src/config/json_reader.cpp
+  core/src/config/suggest.cpp core/src/common/comma_list.cpp"
+# toml++ is compiled in, header-only, with its internal assertions off (-DNDEBUG), as in the
+# release library the project links.
+LIBS[config_files]="-DNDEBUG -lyaml-cpp -lboost_json"
+MAXLEN[config_files]=8192
+ALL=(safetensors dcp_metadata chat_template tokenizer_json config_files)
+
+TARGETS=("$@")
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=("${ALL[@]}")
+mkdir -p "$FUZZ_DIR"
+failed=0
+report="| target | seconds | executions | exec/s | coverage (edges) | features | corpus | result |
+|---|---|---|---|---|---|---|---|"
+for t in "${TARGETS[@]}"; do
+  [ -n "${SOURCES[$t]:-}" ] || { echo "[fuzz] unknown target '$t' (targets: ${ALL[*]})" >&2; exit 2; }
+  dir="$FUZZ_DIR/$t"
+  mkdir -p "$dir/corpus"
+  echo "[fuzz] building $t"
+  # shellcheck disable=SC2086
+  "$CXX" "${FLAGS[@]}" tests/fuzz/${t}_fuzz.cpp ${SOURCES[$t]} core/src/common/error.cpp ${LIBS[$t]:-} -o "$dir/$t"
+  echo "[fuzz] running $t for $SECS s"
+  seeds=(tests/fuzz/${t}_corpus)
+  for s in ${SEEDS[$t]:-}; do seeds+=("$s"); done
+  result=ok
+  # -seed_inputs reads the committed corpus and real files without writing into them.
+  (cd "$dir" && ./"$t" -max_total_time="$SECS" -timeout=1 -rss_limit_mb=2048 -max_len="${MAXLEN[$t]}" \
+      -print_final_stats=1 -artifact_prefix=./ corpus $(printf '../../%s ' "${seeds[@]}")) > "$dir/fuzz.log" 2>&1 ||
+    { result="FAILED: $(ls "$dir" | grep -E '^(crash|leak|timeout|oom|slow-unit)-' | head -1)"; failed=1; }
+  runs=$(awk '/stat::number_of_executed_units:/ {print $2}' "$dir/fuzz.log" | tail -1)
+  rate=$(awk '/stat::average_exec_per_sec:/ {print $2}' "$dir/fuzz.log" | tail -1)
+  cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+' "$dir/fuzz.log" | tail -1)
+  report+=$'\n'"| $t | $SECS | ${runs:-?} | ${rate:-?} | $(echo "$cov" | awk '{print $2}') | $(echo "$cov" | awk '{print $4}') | $(echo "$cov" | awk '{print $6}') | $result |"
+  [ "$result" = ok ] || tail -30 "$dir/fuzz.log"
+done
+echo "$report"
+exit $failed
