@@ -53,7 +53,11 @@ SOURCES[config_files]="core/src/config/config_file.cpp core/src/config/config_ya
 # release library the project links.
 LIBS[config_files]="-DNDEBUG -lyaml-cpp -lboost_json"
 MAXLEN[config_files]=8192
-ALL=(safetensors dcp_metadata chat_template tokenizer_json config_files)
+SOURCES[lerobot_info]="-Iplugins/datasets/lerobot plugins/datasets/lerobot/dataset_info.cpp plugins/datasets/lerobot/json_file.cpp
+  core/src/common/files.cpp core/src/common/publish_file.cpp"
+LIBS[lerobot_info]="-lboost_json"
+MAXLEN[lerobot_info]=8192
+ALL=(safetensors dcp_metadata chat_template tokenizer_json config_files lerobot_info)
 
 TARGETS=("$@")
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=("${ALL[@]}")

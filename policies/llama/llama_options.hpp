@@ -8,19 +8,21 @@ namespace shardkit::llama {
 
 // The options every family has (Llama's layout); each table below adds its family's own.
 // With --policy.path=<a Hugging Face folder>, its config.json fills them (a null there is the default).
+// The upper bounds are far above any real model's and below what would overflow a size computed
+// from them: a config.json cannot ask for 10^15 layers before a single tensor exists.
 #define SHARDKIT_LLAMA_LAYOUT_OPTIONS \
-    {"vocab_size", OptionType::Int, "256", "Vocabulary size (rows of embed_tokens and lm_head)", "1", nullptr, nullptr},\
-    {"hidden_size", OptionType::Int, "64", "Width of the residual stream", "1", nullptr, nullptr},\
-    {"intermediate_size", OptionType::Int, "176", "Width of the SwiGLU MLP", "1", nullptr, nullptr},\
-    {"num_hidden_layers", OptionType::Int, "2", "Decoder layers (the wrap units)", "1", nullptr, nullptr},\
-    {"num_attention_heads", OptionType::Int, "4", "Query heads", "1", nullptr, nullptr},\
+    {"vocab_size", OptionType::Int, "256", "Vocabulary size (rows of embed_tokens and lm_head)", "1", "16777216", nullptr},\
+    {"hidden_size", OptionType::Int, "64", "Width of the residual stream", "1", "1048576", nullptr},\
+    {"intermediate_size", OptionType::Int, "176", "Width of the SwiGLU MLP", "1", "4194304", nullptr},\
+    {"num_hidden_layers", OptionType::Int, "2", "Decoder layers (the wrap units)", "1", "4096", nullptr},\
+    {"num_attention_heads", OptionType::Int, "4", "Query heads", "1", "65536", nullptr},\
     {"num_key_value_heads", OptionType::Int, "0", "Key/value heads of grouped-query attention (divides "\
-     "num_attention_heads; 0 = num_attention_heads)", "0", nullptr, nullptr},\
+     "num_attention_heads; 0 = num_attention_heads)", "0", "65536", nullptr},\
     {"head_dim", OptionType::Int, "0", "Width of each head (0 = hidden_size / num_attention_heads; for qwen3 128, "\
-     "as Qwen3Config)", "0", nullptr, nullptr},\
+     "as Qwen3Config)", "0", "65536", nullptr},\
     {"hidden_act", OptionType::String, "silu", "MLP activation (Llama's is silu)", nullptr, nullptr, "silu"},\
     {"max_position_embeddings", OptionType::Int, "2048", "Longest sequence the model is meant for (longer samples "\
-     "are refused at start-up)", "1", nullptr, nullptr},\
+     "are refused at start-up)", "1", "1073741824", nullptr},\
     {"initializer_range", OptionType::Float, "0.02", "Std-dev of the normal initialisation of linear and embedding "\
      "weights (without --policy.path)", "0", nullptr, nullptr},\
     {"rms_norm_eps", OptionType::Float, "1e-6", "Epsilon of RMSNorm", "0", nullptr, nullptr},\

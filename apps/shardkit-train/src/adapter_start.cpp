@@ -61,7 +61,9 @@ void fill_lora_options(const json::object& config, const std::string& origin, co
     if (!flags.count(key) && !file.count(key)) file.emplace(key, RawValue{std::move(value), saved});
   };
   fill("peft.method_type", std::string("LORA"));
-  if (field("r").is_number()) fill("peft.r", field("r").to_number<std::int64_t>());
+  // An r that is not an int64 (1.5, 1e30) goes on as a number: the option's check names it.
+  if (const auto& r = field("r"); r.is_number())
+    fill("peft.r", r.is_int64() ? Value{r.as_int64()} : Value{r.to_number<double>()});
   if (field("lora_alpha").is_number()) fill("peft.lora_alpha", field("lora_alpha").to_number<double>());
   if (field("lora_dropout").is_number()) fill("peft.lora_dropout", field("lora_dropout").to_number<double>());
   if (const auto targets = comma_joined(field("target_modules"), "target_modules", origin); !targets.empty())

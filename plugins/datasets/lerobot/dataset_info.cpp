@@ -66,8 +66,15 @@ std::string fill_path_template(const std::string& pattern, const std::map<std::s
     if (const auto t = text.find(name); t != text.end()) {
       out += t->second;
     } else if (const auto n = numbers.find(name); n != numbers.end()) {
-      int width = 0;
-      if (colon != std::string::npos) std::sscanf(field.c_str() + colon + 1, "0%dd", &width);
+      int width = 0;  // {name:0Nd}: N digits, at most 20 (an int64's)
+      if (colon != std::string::npos) {
+        const auto format = field.substr(colon + 1);
+        if (format.size() < 3 || format.size() > 4 || format.front() != '0' || format.back() != 'd' ||
+            format.find_first_not_of("0123456789", 1) != format.size() - 1 ||
+            (width = std::stoi(format.substr(1, format.size() - 2))) > 20)
+          throw FormatError("path template " + pattern + ": {" + field + "} is not a number format LeRobot writes "
+                            "({" + name + ":03d})");
+      }
       char buffer[32];
       std::snprintf(buffer, sizeof(buffer), "%0*lld", width, static_cast<long long>(n->second));
       out += buffer;
@@ -85,8 +92,13 @@ std::vector<std::int64_t> read_shape(const boost::json::value& v, const std::str
   std::vector<std::int64_t> shape;
   const auto* array = v.if_array();
   if (!array) throw FormatError(where + ": \"shape\" is not a list");
+  std::int64_t elements = 1;
   for (const auto& d : *array) {
     if (!d.is_int64() || d.as_int64() < 1) throw FormatError(where + ": \"shape\" holds a non-positive or non-integer size");
+    // Checked as it grows (no overflow): a sample is a tensor each frame of the dataset holds.
+    if (d.as_int64() > kMaxSampleElements / elements)
+      throw FormatError(where + ": \"shape\" " + boost::json::serialize(v) + " has more than 2^31 elements per sample");
+    elements *= d.as_int64();
     shape.push_back(d.as_int64());
   }
   return shape;
@@ -114,7 +126,12 @@ DatasetInfo read_dataset_info(const std::string& root) {
     throw ConfigError("no meta/info.json in " + root + ": this folder is not a LeRobot dataset (expected " +
                       path + "; a dataset downloaded with `hf download --repo-type dataset <repo_id> "
                       "--local-dir <folder>` or recorded with LeRobot has it)");
-  const auto json = read_json_file(path);
+  return parse_dataset_info(read_text_file(path), root, path);
+}
+
+DatasetInfo parse_dataset_info(const std::string& text, const std::string& root, const std::string& path) {
+  const auto json = parse_json_text(text, path);
+  if (!json.is_object()) throw FormatError(path + " is not a JSON object");
   DatasetInfo info;
   info.root = root;
   info.codebase_version = string_member(json, "codebase_version", path);

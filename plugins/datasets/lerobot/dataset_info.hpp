@@ -49,6 +49,13 @@ struct DatasetInfo {
 /// when its codebase_version is not v3.0 (naming LeRobot's converter), FormatError when it is
 /// malformed.
 DatasetInfo read_dataset_info(const std::string& root);
+/// The same from info.json's text (read from `path`, the dataset being `root`), checked as
+/// read_dataset_info() checks the file: every limit before anything is sized by it.
+DatasetInfo parse_dataset_info(const std::string& text, const std::string& root, const std::string& path);
+
+/// The most elements one sample of a feature may have (2^31: a shape whose product is larger
+/// is refused when info.json is read, before any table or tensor is sized by it).
+inline constexpr std::int64_t kMaxSampleElements = std::int64_t{1} << 31;
 
 /// Fills a LeRobot path template: {name} and {name:0Nd} placeholders from `values`.
 std::string fill_path_template(const std::string& pattern, const std::map<std::string, std::string>& text,

@@ -15,8 +15,12 @@ boost::json::value read_json_file(const std::string& path) {
   if (!in) throw FormatError("cannot read " + path);
   std::stringstream text;
   text << in.rdbuf();
+  return parse_json_text(text.str(), path);
+}
+
+boost::json::value parse_json_text(const std::string& text, const std::string& path) {
   boost::system::error_code ec;
-  auto value = boost::json::parse(text.str(), ec);
+  auto value = boost::json::parse(text, ec);
   if (ec) throw FormatError(path + " is not valid JSON (" + ec.message() + ")");
   return value;
 }

@@ -159,3 +159,22 @@ TEST_CASE("info.json paths that lead outside the dataset folder are refused befo
   edit_file(root + "/meta/info.json", "\"observation.images.top\"", "\"../top\"");
   CHECK_THAT(open_error({{"root", root}}), Contains("feature '../top'") && Contains("leads outside it"));
 }
+
+TEST_CASE("info.json cannot size a sample or a file name beyond bounds", "[lerobot][bad][limits]") {
+  TempDir dir("sk-lerobot-limits");
+  const auto root = copy_tiny("video", dir);
+  const std::string data = "\"data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet\"";
+  // A state of 2^31 x 2^31 x 3 values per frame, from a few bytes of info.json.
+  const auto info = slurp(root + "/meta/info.json");
+  const auto state = info.find("\"observation.state\"");
+  REQUIRE(state != std::string::npos);
+  const auto shape = info.find("\"shape\"", state);
+  const auto close = info.find(']', shape);
+  std::ofstream(root + "/meta/info.json")
+      << info.substr(0, shape) + "\"shape\": [2147483647, 2147483647, 3" + info.substr(close);
+  CHECK_THAT(open_error({{"root", root}}),
+             Contains("feature 'observation.state': \"shape\" [2147483647,2147483647,3] has more than 2^31 elements"));
+  std::ofstream(root + "/meta/info.json") << info;
+  edit_file(root + "/meta/info.json", data, "\"data/chunk-{chunk_index:099999999999d}/file-{file_index:03d}.parquet\"");
+  CHECK_THAT(open_error({{"root", root}}), Contains("{chunk_index:099999999999d} is not a number format LeRobot writes"));
+}

@@ -189,3 +189,21 @@ TEST_CASE("--help lists options and plugins; a selected plugin adds its options"
   CHECK(with_policy.exit_code == 0);
   CHECK(contains(with_policy.output, "hidden_dim"));
 }
+
+TEST_CASE("an adapter_config.json whose r is not an integer is a configuration error naming it", "[train][errors]") {
+  TempDir tmp;
+  fs::create_directories(tmp / "base");
+  std::ofstream(tmp / "base/config.json") << R"({"model_type": "llama", "vocab_size": 64, "hidden_size": 16,
+      "intermediate_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2})";
+  fs::create_directories(tmp / "adapter");
+  std::ofstream(tmp / "adapter/adapter_config.json")
+      << R"({"peft_type": "LORA", "r": 1.5, "lora_alpha": 8, "base_model_name_or_path": ")" << (tmp / "base")
+      << R"("})";
+  std::ofstream(tmp / "adapter/config.json") << R"({"model_type": "llama"})";
+  const auto r = run_program("shardkit-train", small_run(tmp / "run", {"--policy.path=" + (tmp / "adapter")}));
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "peft.r"));
+  CHECK(contains(r.output, "adapter_config.json"));
+  CHECK_FALSE(contains(r.output, "boost"));
+}
