@@ -89,6 +89,15 @@ void CheckpointManager::verify(const std::string& dir) {
                    dir, seconds(Clock::now() - started));
 }
 
+void CheckpointManager::refuse_links_leaving(const std::string& checkpoint) const {
+  // A Hugging Face cache snapshot links into its blobs/ folder; a shardkit checkpoint (it has a
+  // manifest) holds no links, and one leading outside it is not read through.
+  if (!fs::exists(fs::path(checkpoint) / kManifestFile)) return;
+  if (const auto link = link_leaving(checkpoint); !link.empty())
+    throw FormatError("checkpoint " + checkpoint + " cannot be loaded: it holds the link " + link +
+                      ", which leads outside the checkpoint folder; nothing was read through it");
+}
+
 ResumePoint CheckpointManager::resume(const std::string& dir) {
   check_checkpoint_dir(dir);
   TrainingStep record;
@@ -160,6 +169,7 @@ void CheckpointManager::load_weights(const std::string& pretrained_dir) {
   }
   const auto folder = fs::path(folder_path(pretrained_dir));
   const auto checkpoint = folder.parent_path();
+  refuse_links_leaving(checkpoint.string());
   const auto format = checkpointer_.format_of(checkpoint.string());
   if (!format)
     throw ConfigError("--policy.path=" + pretrained_dir + " holds no model weights in any "
@@ -173,6 +183,7 @@ void CheckpointManager::load_adapter(const std::string& adapter_dir) {
   auto folder = fs::path(adapter_dir).lexically_normal();
   if (folder.filename().empty()) folder = folder.parent_path();
   const auto checkpoint = folder.parent_path().string();
+  refuse_links_leaving(checkpoint);
   const auto format = fs::is_regular_file(folder / "adapter_config.json") ? checkpointer_.format_of(checkpoint) : nullptr;
   if (!format)
     throw ConfigError("--peft.adapter_path=" + adapter_dir + " is not the pretrained_model folder of a LoRA run's "

@@ -106,6 +106,9 @@ class CheckpointManager {
   /// Checks checkpoint `dir` against its manifest (sizes; checksums with --checkpoint.verify)
   /// on rank 0 and throws FormatError on every rank naming the damaged file.
   void verify(const std::string& dir);
+  /// Throws FormatError when shardkit checkpoint `checkpoint` (one with a manifest) holds a
+  /// link that leads outside it (verify() finds the same on resume).
+  void refuse_links_leaving(const std::string& checkpoint) const;
   /// The backend's model state; in a PEFT run only the trainable entries (`trainable_only`,
   /// what checkpoints hold, marked as an adapter) or only the base's (the starting weights).
   void collect_model_state(ShardedState& state, bool trainable_only) const;

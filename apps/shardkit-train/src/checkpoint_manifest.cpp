@@ -143,6 +143,9 @@ bool update_manifest(const std::string& dir, const std::vector<std::string>& wri
 std::string manifest_problem(const std::string& dir, Verify how) {
   const auto path = fs::path(dir) / kManifestFile;
   if (!fs::is_directory(dir)) return dir + " does not exist";
+  // shardkit writes no links into a checkpoint: one that leads outside it is not shardkit's.
+  if (const auto link = link_leaving(dir); !link.empty())
+    return "it holds the link " + link + ", which leads outside the checkpoint folder; nothing was read through it";
   if (!fs::exists(path)) {
     if (how == Verify::Checksums)
       return "it has no " + std::string(kManifestFile) +

@@ -30,6 +30,27 @@ std::string failure_of(const std::function<void()>& work) {
   }
 }
 
+/// `failure`, and when it is a full disk what this rank's part of the save needed (`bytes`) and
+/// what the file system holding `root` had free when the write failed.
+std::string with_space_needed(const std::string& failure, std::uint64_t bytes, const fs::path& root) {
+  if (failure.find("No space left on device") == std::string::npos) return failure;
+  std::error_code ec;
+  const auto space = fs::space(root, ec);
+  return failure + " (this rank's part of the checkpoint is about " + format_bytes(static_cast<std::int64_t>(bytes)) +
+         (ec ? std::string() : ", and " + format_bytes(static_cast<std::int64_t>(space.available)) +
+                                   " was free there when the write failed") +
+         ")";
+}
+
+/// Bytes of the tensors this rank writes of `state` (copy 0 of its replicas).
+std::uint64_t bytes_written_here(const ShardedState& state) {
+  std::uint64_t bytes = 0;
+  for (const auto& [key, entry] : state.tensors)
+    if (entry.replicas.saved_here())
+      for (const auto& chunk : entry.chunks) bytes += chunk.data.nbytes();
+  return bytes;
+}
+
 /// Where `<checkpoints>/last` points ("" when there is no such link).
 std::string last_target(const fs::path& checkpoints) {
   std::error_code ec;
@@ -112,16 +133,21 @@ std::string Checkpointer::save(const std::string& root, const std::string& name,
     });
   }
   settle(mine);  // the folder exists before any rank writes into it
-  settle(failure_of([&] {
-    format_->save(state, tmp.string(), &world_);
-    save_rng_state(rng_state_path(tmp.string(), runtime_.rank), rng_state);
-  }));  // every rank's files are complete before rank 0 publishes
+  settle(with_space_needed(failure_of([&] {
+                             format_->save(state, tmp.string(), &world_);
+                             save_rng_state(rng_state_path(tmp.string(), runtime_.rank), rng_state);
+                           }),
+                           bytes_written_here(state) + rng_state.nbytes(), root));
+  // every rank's files are complete before rank 0 publishes
   if (main) {
-    mine = failure_of([&] {
-      for (const auto& [path, text] : files) write_text_file((tmp / path).string(), text);
-      write_manifest(tmp.string());  // last: it lists (and checksums) every file above
-      publish_checkpoint(tmp.string(), final_dir);
-    });
+    std::uint64_t bytes = 0;
+    for (const auto& [path, text] : files) bytes += text.size();
+    mine = with_space_needed(failure_of([&] {
+                               for (const auto& [path, text] : files) write_text_file((tmp / path).string(), text);
+                               write_manifest(tmp.string());  // last: it lists (and checksums) every file above
+                               publish_checkpoint(tmp.string(), final_dir);
+                             }),
+                             bytes, root);
   }
   settle(mine);
   return final_dir;

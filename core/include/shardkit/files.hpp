@@ -19,5 +19,9 @@ std::string folder_path(const std::string& path);
 /// Whether `relative`, a name read from a file (a path in a manifest, a dataset's path template),
 /// stays inside the folder it is relative to: not empty, not absolute, and no ".." part.
 bool stays_inside(const std::string& relative);
+/// A symbolic link under `folder` (at any depth, links not followed) whose target resolves
+/// outside `folder`, as "<relative name> -> <target>"; "" when there is none. Reading through
+/// such a link would read a file the folder does not hold.
+std::string link_leaving(const std::string& folder);
 
 }  // namespace shardkit

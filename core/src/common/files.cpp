@@ -63,6 +63,23 @@ bool stays_inside(const std::string& relative) {
   return true;
 }
 
+std::string link_leaving(const std::string& folder) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto root = fs::canonical(folder, ec);
+  if (ec) return "";
+  for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_symlink(ec)) continue;
+    // Resolved as the system would open it: a dangling or looping link reads nothing.
+    const auto target = fs::weakly_canonical(it->path(), ec);
+    if (ec) continue;
+    const auto inside = target.lexically_relative(root);
+    if (inside.empty() || *inside.begin() == "..")
+      return it->path().lexically_relative(root).string() + " -> " + fs::read_symlink(it->path(), ec).string();
+  }
+  return "";
+}
+
 void make_directories(const std::string& path) {
   std::error_code ec;
   fs::create_directories(path, ec);

@@ -78,6 +78,8 @@ TEST_CASE("a full disk during a save stops every rank with the file and ENOSPC, 
         CHECK(contains(line, "checkpoint " + checkpoints + "/000004 was not saved: "));
         CHECK(contains(line, staging + "/"));
         CHECK(contains(line, "No space left on device"));
+        CHECK(contains(line, "this rank's part of the checkpoint is about "));  // what it needed
+        CHECK(contains(line, " was free there when the write failed"));
         CHECK(contains(line, checkpoints + "/last still points to 000002"));
       }
       // `last` is untouched and nothing of the failed save is left.
