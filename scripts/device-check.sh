@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The GPU check, for a machine with one NVIDIA GPU: set-up, a build of only what it runs, then
-#   (a) the GPU test suite (nccl comm plugin on a one-rank communicator, CUDA training maths),
+#   (a) the GPU test suite (nccl comm plugin on a one-rank communicator, CUDA training maths, fsdp's
+#       CPU offload against fsdp on the GPU),
 #   (b) the default policy trained on cuda:0 against the same run on the CPU (loss curves within
 #       a stated fp32 tolerance),
 #   (c) bf16 mixed precision, once the precision policy exists (reported as skipped until then),
@@ -19,7 +20,8 @@ STEPS=${STEPS:-200}
 LOSS_RTOL=${LOSS_RTOL:-2e-3}
 export SHARDKIT_JOBS=${SHARDKIT_JOBS:-$(nproc)}
 export SHARDKIT_BUILD_TARGETS="shardkit-train shardkit-env test_gpu shardkit-comm-nccl shardkit-comm-gloo \
-shardkit-policy-mlp shardkit-dataset-synthetic shardkit-backend-single shardkit-checkpoint_format-safetensors"
+shardkit-policy-mlp shardkit-dataset-synthetic shardkit-backend-single shardkit-backend-fsdp \
+shardkit-checkpoint_format-safetensors"
 
 PY=${SHARDKIT_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/shardkit/venv-torch-2.15.0}/bin/python
 start=$(date +%s)

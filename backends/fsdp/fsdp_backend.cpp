@@ -27,15 +27,11 @@ shardkit::ShardingOptions options_from(const shardkit::PluginContext& ctx) {
   fields.output_dtype = ctx.options.get_string("mixed_precision_policy.output_dtype");
   fields.cast_forward_inputs = ctx.options.get_bool("mixed_precision_policy.cast_forward_inputs");
   o.precision = shardkit::precision_of(ctx, fields);
-  if (ctx.options.get_bool("cpu_offload") && ctx.logger) {
-    const bool cuda = ctx.runtime != nullptr && ctx.runtime->device.rfind("cuda", 0) == 0;
-    if (cuda)
-      throw shardkit::ConfigError(
-          "--accelerator.fsdp.cpu_offload=true is not implemented for CUDA runs yet; drop it (parameters, "
-          "gradients and optimizer state then stay on the GPU)");
-    ctx.logger->info("fsdp: --accelerator.fsdp.cpu_offload=true changes nothing on a CPU run (everything "
-                     "already lives in CPU memory)");
-  }
+  o.cpu_offload = ctx.options.get_bool("cpu_offload");
+  const bool cuda = ctx.runtime != nullptr && ctx.runtime->device.rfind("cuda", 0) == 0;
+  if (o.cpu_offload && !cuda && ctx.logger)
+    ctx.logger->info("fsdp: --accelerator.fsdp.cpu_offload=true: nothing to offload on a CPU run (parameters, "
+                     "gradients and optimizer state already live in host memory)");
   return o;
 }
 
@@ -70,7 +66,9 @@ const shardkit::OptionSpec kOptions[] = {
     {"mixed_precision_policy.cast_forward_inputs", shardkit::OptionType::Bool, "true",
      "Cast floating inputs of the model and of each unit to param_dtype", nullptr, nullptr, nullptr},
     {"cpu_offload", shardkit::OptionType::Bool, "false",
-     "Keep parameters, gradients and optimizer state in CPU memory (CUDA runs; no effect on CPU runs)", nullptr,
+     "FSDP2's CPUOffloadPolicy on CUDA runs: sharded parameters, their gradients and the optimizer state in pinned "
+     "host memory, the optimizer stepping on the CPU, each unit's shard copied to the GPU for its gather (no effect on "
+     "CPU runs)", nullptr,
      nullptr, nullptr},
 };
 

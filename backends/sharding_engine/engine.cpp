@@ -1,5 +1,6 @@
 // The sharding engine: units gathered around their forward and backward, gradients reduced to shards.
 #include "engine.hpp"
+#include "shardkit/logging.hpp"
 
 #include <torch/autograd.h>
 
@@ -93,7 +94,8 @@ void ShardedBackend::Engine::setup(Policy& policy) {
     std::unique_ptr<shard::Unit> unit;
     try {
       unit = std::make_unique<shard::Unit>(spec.name, std::move(spec.params), options_.style, *shard_,
-                                           !options_.shard_parameters, precision.param_dtype, precision.reduce_dtype);
+                                           !options_.shard_parameters, precision.param_dtype, precision.reduce_dtype,
+                                           options_.cpu_offload);
       unit->shard_from_whole();
     } catch (const std::exception& e) {  // one line naming the rank, never LibTorch's stack trace
       throw RuntimeError(options_.backend + " on rank " + std::to_string(world_->rank()) + ": " + one_line_message(e));
@@ -116,6 +118,16 @@ void ShardedBackend::Engine::setup(Policy& policy) {
     logger_->info("{}: memory plan per rank: {}", options_.backend, plan().describe());
     if (options_.precision.active())
       logger_->info("{}: mixed precision {}", options_.backend, options_.precision.describe());
+    if (!units_.empty() && units_.front()->offloaded()) {
+      const auto p = plan();
+      std::int64_t whole = 0;
+      for (const auto& [names, t] : whole_) whole += t.numel() * t.element_size() * (t.requires_grad() ? 4 : 1);
+      logger_->info("{}: CPU offload: the shards, their gradients and AdamW's state ({}) live in pinned host memory "
+                    "and the optimizer steps on the CPU; the GPU holds the gathered units (at most {}) and {} of "
+                    "whole parameters with their gradients and state",
+                    options_.backend, format_bytes(p.parameters + p.gradients + p.optimizer - whole),
+                    format_bytes(p.gathered_peak), format_bytes(whole));
+    }
   }
 }
 
@@ -319,7 +331,8 @@ double ShardedBackend::Engine::clip_grad_norm(double max_norm) {
       if (p.trainable) sharded.push_back(p.local.grad());
   for (const auto& [names, p] : whole_)
     if (p.requires_grad()) whole.push_back(p.grad());
-  auto sum = torch::full({1}, local_grad_sq_norm(sharded), torch::kFloat64);
+  // On the device the group's collectives run on (offloaded shards' gradients are in host memory).
+  auto sum = torch::full({1}, local_grad_sq_norm(sharded), torch::kFloat64).to(collective_device());
   {
     CollectiveScope scope(options_.backend + ", gradient norm");
     shard_->all_reduce(sum, ReduceOp::Sum);
@@ -328,6 +341,11 @@ double ShardedBackend::Engine::clip_grad_norm(double max_norm) {
   std::vector<torch::Tensor> all = sharded;
   all.insert(all.end(), whole.begin(), whole.end());
   return shardkit::clip_grad_norm(all, max_norm, [total_sq](double) { return total_sq; });
+}
+
+torch::Device ShardedBackend::Engine::collective_device() const {
+  for (const auto& p : policy_->parameters()) return p.device();
+  return torch::kCPU;
 }
 
 void ShardedBackend::Engine::after_optimizer_step() {

@@ -26,6 +26,8 @@ class ShardedBackend::Engine {
   PolicyOutput forward(Policy& policy, const Batch& batch);
   void finish_gradients();
   double clip_grad_norm(double max_norm);
+  /// The device the policy's parameters compute on, where the groups' collectives run.
+  torch::Device collective_device() const;
   void after_optimizer_step();
   void model_state(ShardedState& state) const;
   void model_state_loaded();

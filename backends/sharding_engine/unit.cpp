@@ -35,7 +35,7 @@ std::int64_t rows_held(const UnitParam& p, std::int64_t S, std::int64_t k) { ret
 
 Unit::Unit(std::string name, std::vector<std::pair<std::vector<std::string>, torch::Tensor>> params,
            ShardStyle style, CommGroup& shard_group, bool persistent, std::optional<torch::ScalarType> compute,
-           std::optional<torch::ScalarType> reduce)
+           std::optional<torch::ScalarType> reduce, bool offload)
     : name_(std::move(name)), style_(style), group_(shard_group), persistent_(persistent), compute_(compute),
       reduce_(reduce) {
   for (auto& [names, tensor] : params) {
@@ -54,6 +54,8 @@ Unit::Unit(std::string name, std::vector<std::pair<std::vector<std::string>, tor
     params_.push_back(std::move(p));
   }
   if (params_.empty()) throw RuntimeError("unit '" + name_ + "' has no parameters");
+  device_ = params_.front().full.device();
+  offload_ = offload && device_.is_cuda();  // on the CPU there is nothing to offload
   lay_out(style);
 }
 
@@ -74,7 +76,10 @@ void Unit::lay_out(ShardStyle style) {
     shard_len_ = (total_ + S - 1) / S;
   }
   const auto& first = params_.front().full;
-  shard_ = torch::zeros({shard_len_}, first.options().requires_grad(false));
+  // Offloaded: pinned, so that the copies to and from the GPU are DMA transfers.
+  shard_ = torch::zeros({shard_len_}, first.options().requires_grad(false).device(offload_ ? torch::Device(torch::kCPU)
+                                                                                              : device_)
+                                          .pinned_memory(offload_));
   for (auto& p : params_) {
     if (style == ShardStyle::Rows) {
       const auto piece = row_piece(rows_of(p), S, r);
@@ -142,7 +147,8 @@ void Unit::shard_from_whole() {
 
 void Unit::start_gather() {
   if (gathered_ || gather_work_) return;
-  gather_input_ = compute_ ? shard_.to(*compute_) : shard_;
+  // On the compute device, in the compute dtype (no copy when the shard already is both).
+  gather_input_ = shard_.to(device_, compute_.value_or(shard_.scalar_type()), /*non_blocking=*/offload_);
   gathered_buffer_ = torch::empty({group_.size() * shard_len_}, gather_input_.options());
   CollectiveScope scope(label_);
   gather_work_ = group_.all_gather(gathered_buffer_, gather_input_, /*async=*/true);
@@ -221,7 +227,10 @@ void Unit::start_reduce(bool scatter) {
     throw RuntimeError("unit '" + name_ + "': a second gradient reduction started before the first finished");
   torch::NoGradGuard no_grad;
   const std::int64_t S = group_.size();
-  reduce_input_ = torch::zeros({S * reduce_len_}, shard_.options().dtype(reduce_.value_or(shard_.scalar_type())));
+  reduce_input_ = torch::zeros({S * reduce_len_}, shard_.options()
+                                                     .device(device_)
+                                                     .pinned_memory(false)
+                                                     .dtype(reduce_.value_or(shard_.scalar_type())));
   copy_in(reduce_input_);
   for (auto& p : params_) p.full.mutable_grad() = torch::Tensor();
   CollectiveScope scope(label_);
@@ -244,7 +253,8 @@ void Unit::finish_reduce(CommGroup* replicas) {
     CollectiveScope scope(label_);
     replicas->all_reduce(output, ReduceOp::Avg);
   }
-  output = output.to(shard_.scalar_type());  // the masters' gradients are in the masters' dtype
+  // The masters' gradients are in the masters' dtype, beside them (in host memory when offloaded).
+  output = output.to(shard_.device(), shard_.scalar_type());
   for (auto& p : params_) {
     if (!p.trainable) continue;
     auto piece = output.narrow(0, p.reduce_offset, p.local.numel()).view(p.local.sizes());

@@ -50,10 +50,13 @@ class Unit {
   /// `params`: (name, parameter) pairs, tied ones once with every name. `persistent`: the
   /// whole parameters are kept (ZeRO-1/2), gathered again only after the optimizer steps.
   /// `compute`: the dtype parameters are gathered in (mixed precision; unset: the masters'),
-  /// `reduce`: the dtype gradients are reduced in (unset: the masters').
+  /// `reduce`: the dtype gradients are reduced in (unset: the masters'). `offload`: the shard
+  /// (and so its gradients and optimizer state) lives in pinned host memory while the
+  /// parameters compute on their CUDA device (no effect when they are on the CPU).
   Unit(std::string name, std::vector<std::pair<std::vector<std::string>, torch::Tensor>> params,
        ShardStyle style, CommGroup& shard_group, bool persistent,
-       std::optional<torch::ScalarType> compute = std::nullopt, std::optional<torch::ScalarType> reduce = std::nullopt);
+       std::optional<torch::ScalarType> compute = std::nullopt, std::optional<torch::ScalarType> reduce = std::nullopt,
+       bool offload = false);
 
   const std::string& name() const { return name_; }
   /// Names this unit's collectives in the collective ledger ("fsdp, unit blocks.1").
@@ -66,6 +69,8 @@ class Unit {
   /// Elements of the whole parameters.
   std::int64_t whole_numel() const { return total_; }
   std::int64_t element_size() const { return shard_.element_size(); }
+  /// Whether the shard lives in host memory while the parameters compute on a GPU.
+  bool offloaded() const { return offload_; }
 
   /// Copies this rank's pieces out of the whole parameters into the shard (at setup); then
   /// turns the parameters into the compute dtype and releases them unless persistent.
@@ -107,6 +112,8 @@ class Unit {
   CommGroup& group_;
   bool persistent_;
   std::optional<torch::ScalarType> compute_, reduce_;
+  torch::Device device_{torch::kCPU};  // where the parameters compute (and collectives run)
+  bool offload_ = false;
   std::int64_t total_ = 0, shard_len_ = 0;
   torch::Tensor gather_input_;          // the shard in the compute dtype while a gather is pending
   torch::Tensor shard_;                 // [shard_len_] local shard

@@ -59,6 +59,11 @@ struct ShardingOptions {
   /// Mixed precision: parameters gathered and computed in param_dtype, gradients reduced in
   /// reduce_dtype, shards (what the optimizer steps and checkpoints hold) in fp32.
   PrecisionPolicy precision;
+  /// FSDP2's CPUOffloadPolicy: on a CUDA run the units' shards (fp32 masters), their gradients
+  /// and so the optimizer state live in pinned host memory and the optimizer steps on the CPU;
+  /// each unit's shard is copied to the GPU for its gather, each reduced gradient back. Nothing
+  /// changes on a CPU run. Default false.
+  bool cpu_offload = false;
   /// The option names to quote in messages ("--accelerator.fsdp.wrap_modules", ...).
   std::string option_prefix = "--accelerator.fsdp.";
 };
