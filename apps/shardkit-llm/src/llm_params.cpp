@@ -201,20 +201,37 @@ Request parse_command_line(const std::vector<std::string>& args) {
 
 namespace {
 
+/// The most a mapping or list value may expand to, and how deep mappings may nest: aliases of
+/// aliases (or a mapping holding itself) cannot make a small file grow without end.
+constexpr std::size_t kMaxValueBytes = 1 << 20;
+constexpr int kMaxDepth = 32;
+
 /// A YAML scalar as a field value (nullopt for null); ${VAR} read from the environment.
-std::optional<std::string> scalar(const YAML::Node& node, const std::string& where) {
+std::optional<std::string> scalar(const YAML::Node& node, const std::string& where, int depth = 0) {
   if (!node || node.IsNull()) return std::nullopt;
+  if (depth > kMaxDepth)
+    throw ConfigError(where + ": mappings nested more than " + std::to_string(kMaxDepth) +
+                      " deep (a mapping that holds itself through an alias?)");
+  const auto bounded = [&](std::string text) {
+    if (text.size() > kMaxValueBytes)
+      throw ConfigError(where + ": the value expands to more than 1 MiB (aliases of aliases?)");
+    return text;
+  };
   if (node.IsMap()) {
     boost::json::object o;
     for (const auto& kv : node) {
-      const auto v = scalar(kv.second, where + "." + kv.first.as<std::string>());
+      const auto v = scalar(kv.second, where + "." + kv.first.as<std::string>(), depth + 1);
       o[kv.first.as<std::string>()] = v ? boost::json::value(*v) : boost::json::value(nullptr);
+      if (v && v->size() > kMaxValueBytes / 2) bounded(boost::json::serialize(o));
     }
-    return boost::json::serialize(o);
+    return bounded(boost::json::serialize(o));
   }
   if (node.IsSequence()) {
     std::string joined;
-    for (const auto& item : node) joined += (joined.empty() ? "" : ",") + item.as<std::string>();
+    for (const auto& item : node) {
+      joined += (joined.empty() ? "" : ",") + item.as<std::string>();
+      if (joined.size() > kMaxValueBytes) bounded(joined);
+    }
     return joined;
   }
   auto text = node.as<std::string>();

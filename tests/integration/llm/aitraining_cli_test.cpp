@@ -310,3 +310,24 @@ TEST_CASE("shardkit-llm under a launcher (shardkit-run or torchrun on each node)
   CHECK(fs::exists(project + "/model.safetensors"));
   CHECK(contains(slurp(project + "/autotrain.log"), "training done"));
 }
+
+TEST_CASE("shardkit-llm --config: YAML aliases cannot expand a small file without end") {
+  TempDir dir("sk-llm-yaml-alias");
+  const std::string head = "task: llm-sft\nbase_model: m\nproject_name: p\nlog: none\nbackend: local\n"
+                           "data:\n  path: d\n  train_split: train\n  valid_split: null\n  chat_template: null\n";
+  // A column mapping that holds itself, and one that names the level before it three times, 14 levels deep.
+  std::ofstream(dir / "self.yml") << head << "  column_mapping: &m\n    text_column: messages\n    again: *m\n";
+  std::string laughs = head + "  column_mapping:\n    text_column: messages\nl0: &l0 [aaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbb]\n";
+  for (int i = 1; i <= 14; ++i)
+    laughs += "l" + std::to_string(i) + ": &l" + std::to_string(i) + " {a: *l" + std::to_string(i - 1) + ", b: *l" +
+              std::to_string(i - 1) + ", c: *l" + std::to_string(i - 1) + "}\n";
+  std::ofstream(dir / "laughs.yml") << laughs << "params:\n  lr: *l14\n";
+  const auto self = llm({"--config", dir / "self.yml", "--print_config"});
+  INFO(self.output);
+  CHECK(self.exit_code == 2);
+  CHECK(contains(self.output, "deep (a mapping that holds itself through an alias?)"));
+  const auto expanded = llm({"--config", dir / "laughs.yml", "--print_config"});
+  INFO(expanded.output);
+  CHECK(expanded.exit_code == 2);
+  CHECK(contains(expanded.output, "the value expands to more than 1 MiB"));
+}
