@@ -15,6 +15,7 @@ BUILD=${1:-build}
 SOAK_MINUTES=${SOAK_MINUTES:-30} BACKENDS=${BACKENDS:-"fsdp zero"} STEPS=${STEPS:-400000}
 SAVE_FREQ=${SAVE_FREQ:-50} HIDDEN_DIM=${HIDDEN_DIM:-256} KILL_MIN_S=${KILL_MIN_S:-10} KILL_MAX_S=${KILL_MAX_S:-40}
 OUT=${OUT:-$(mktemp -d)}
+mkdir -p "$OUT"
 trap '[ -n "${KEEP:-}" ] || rm -rf "$OUT"' EXIT
 RANDOM=${SEED:-1}
 
