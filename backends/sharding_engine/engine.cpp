@@ -122,9 +122,9 @@ void ShardedBackend::Engine::setup(Policy& policy) {
       const auto p = plan();
       std::int64_t whole = 0;
       for (const auto& [names, t] : whole_) whole += t.numel() * t.element_size() * (t.requires_grad() ? 4 : 1);
-      logger_->info("{}: CPU offload: the shards, their gradients and AdamW's state ({}) live in pinned host memory "
-                    "and the optimizer steps on the CPU; the GPU holds the gathered units (at most {}) and {} of "
-                    "whole parameters with their gradients and state",
+      logger_->info("{}: CPU offload: the shards, their gradients and AdamW's state ({}) live in host memory (the "
+                    "shards pinned) and the optimizer steps on the CPU; the GPU holds the gathered units (at most {}) "
+                    "and {} of whole parameters with their gradients and state",
                     options_.backend, format_bytes(p.parameters + p.gradients + p.optimizer - whole),
                     format_bytes(p.gathered_peak), format_bytes(whole));
     }

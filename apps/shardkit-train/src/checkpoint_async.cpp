@@ -4,6 +4,7 @@
 
 #include "checkpoint_manager.hpp"
 #include "elapsed.hpp"
+#include "rank_agreement.hpp"
 #include "shardkit/error.hpp"
 #include "shardkit/logging.hpp"
 
@@ -37,15 +38,22 @@ std::string CheckpointManager::background_failure_message(const std::string& fai
 }
 
 void CheckpointManager::settle_background_save() {
-  if (!writer_.busy()) return;
-  if (!writer_.ended() && runtime_.is_main()) logger()->info("waiting for the checkpoint being written in the background");
-  const auto failure = writer_.wait();  // every rank waits here at the same step: they agree on the outcome
-  if (failure.empty()) return;
+  std::string failure;
+  if (writer_.busy()) {
+    if (!writer_.ended() && runtime_.is_main()) logger()->info("waiting for the checkpoint being written in the background");
+    failure = writer_.wait();
+  }
+  // Every rank calls this at the same step (a save, the end, a stop), whether or not its writer
+  // was still busy (the stop check may have joined it already): the ranks agree here, so that
+  // one rank's failure stops them all even when the writers did not see the same one.
+  const bool any = stop_reasons_of_any_rank(mesh_.world(), {0, !failure.empty()}).failed_save;
+  if (!any) return;
   if (options_.checkpoint_on_error == "warn") {
-    logger()->warn("{}", background_failure_message(failure, false));
+    if (!failure.empty()) logger()->warn("{}", background_failure_message(failure, false));
     return;
   }
-  throw RuntimeError(background_failure_message(failure, true));
+  throw RuntimeError(background_failure_message(
+      failure.empty() ? "another rank's writer failed (its log names the reason)." : failure, true));
 }
 
 bool CheckpointManager::background_save_failed() {

@@ -254,6 +254,16 @@ void Trainer::join_run(const MeshShape& shape) {
 std::shared_ptr<CommGroup> Trainer::background_writer_group() {
   if (options_.checkpoint_async_mode == "disabled" || !options_.save_checkpoint) return nullptr;
   if (!comm_) return make_local_group("checkpoint writer");
+  // The writer's group must be a second Gloo group beside training's: a second NCCL communicator
+  // on another thread could interleave with training's collectives differently on each rank, and
+  // the whole-state formats gather host tensors, which NCCL does not move.
+  if (selection_.comm != "gloo") {
+    if (runtime_.is_main())
+      logger()->warn("--checkpoint.async_mode={}: asynchronous saves run over Gloo only, and this run's transport "
+                     "is {}; checkpoints are saved synchronously",
+                     options_.checkpoint_async_mode, selection_.comm);
+    return nullptr;
+  }
   std::vector<int> everyone(static_cast<std::size_t>(runtime_.world_size));
   std::iota(everyone.begin(), everyone.end(), 0);
   return comm_->new_group(everyone, "checkpoint_writer");  // collective: every rank, at the same point
