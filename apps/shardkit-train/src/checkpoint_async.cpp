@@ -11,6 +11,11 @@
 namespace shardkit::train {
 namespace fs = std::filesystem;
 
+namespace {
+/// What a rank says when only another rank's writer knew why the save failed.
+constexpr const char* kOtherRankFailed = "another rank's writer failed (its log names the reason).";
+}  // namespace
+
 void CheckpointManager::start_background_save(const std::string& root, const std::string& name,
                                               const ShardedState& state, std::map<std::string, std::string> files,
                                               std::chrono::steady_clock::time_point started, double waited) {
@@ -47,23 +52,20 @@ void CheckpointManager::settle_background_save() {
   // was still busy (the stop check may have joined it already): the ranks agree here, so that
   // one rank's failure stops them all even when the writers did not see the same one.
   const bool any = stop_reasons_of_any_rank(mesh_.world(), {0, !failure.empty()}).failed_save;
-  if (!any) return;
-  if (options_.checkpoint_on_error == "warn") {
-    if (!failure.empty()) logger()->warn("{}", background_failure_message(failure, false));
-    return;
-  }
-  throw RuntimeError(background_failure_message(
-      failure.empty() ? "another rank's writer failed (its log names the reason)." : failure, true));
+  if (!any || warned(failure)) return;
+  throw RuntimeError(background_failure_message(failure.empty() ? kOtherRankFailed : failure, true));
+}
+
+bool CheckpointManager::warned(const std::string& failure) const {
+  if (options_.checkpoint_on_error != "warn") return false;
+  if (!failure.empty()) logger()->warn("{}", background_failure_message(failure, false));
+  return true;
 }
 
 bool CheckpointManager::background_save_failed() {
   if (!writer_.busy() || !writer_.ended()) return false;
   const auto failure = writer_.wait();
-  if (failure.empty()) return false;
-  if (options_.checkpoint_on_error == "warn") {
-    logger()->warn("{}", background_failure_message(failure, false));
-    return false;
-  }
+  if (failure.empty() || warned(failure)) return false;
   failure_ = failure;
   return true;
 }
@@ -72,7 +74,7 @@ void CheckpointManager::stop_after_failed_save() {
   // A rank whose writer had not ended when another's had failed: its writer saw the same
   // failure (the writers exchange every stage's outcome) and ends now.
   if (failure_.empty()) failure_ = writer_.wait();
-  if (failure_.empty()) failure_ = "another rank's writer failed (its log names the reason).";
+  if (failure_.empty()) failure_ = kOtherRankFailed;
   throw RuntimeError(background_failure_message(failure_, true));
 }
 

@@ -133,6 +133,9 @@ class CheckpointManager {
                              double waited);
   /// Waits for the save in flight and acts on its failure as --checkpoint.on_error says.
   void settle_background_save();
+  /// With --checkpoint.on_error=warn: logs `failure` (when this rank knows it) and returns true;
+  /// with stop: false, the caller stops the run.
+  bool warned(const std::string& failure) const;
   /// The message of a failed background save, with what happens next.
   std::string background_failure_message(const std::string& failure, bool stopping) const;
 

@@ -11,7 +11,6 @@
 #include <csignal>
 #include <ctime>
 #include <filesystem>
-#include <numeric>
 #include <optional>
 #include <utility>
 
