@@ -1,8 +1,10 @@
 // A full disk during a checkpoint save, in every format, synchronous or in the background: every rank stops with the file and ENOSPC, `last` untouched.
 //
-// The disk is filled by tests/fixtures/full_disk_preload.cpp (LD_PRELOAD): writes under the
-// second checkpoint's staging folder fail with ENOSPC once a byte budget is spent, so the first
-// checkpoint is always saved whole and the second always fails, at the same byte of the same file.
+// The disk fills in two ways. tests/fixtures/full_disk_preload.cpp (LD_PRELOAD) makes writes under
+// the second checkpoint's staging folder fail with ENOSPC once a byte budget is spent, so the first
+// checkpoint is always saved whole and the second always fails, at the same byte of the same file,
+// on a chosen rank. And a real disk: a 100 MB tmpfs, mounted in a mount namespace of the test's
+// own (unshare), that holds one checkpoint but not two.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -10,6 +12,7 @@
 #include <sstream>
 
 #include "../distributed/launch.hpp"
+#include "skip.hpp"
 
 using namespace shardkit::test;
 namespace fs = std::filesystem;
@@ -148,6 +151,100 @@ TEST_CASE("a full disk during an asynchronous save stops every rank at the next 
       CHECK(resumed.exit_code == 0);
       CHECK(contains(resumed.output, "at step 2"));
       CHECK(fs::read_symlink(checkpoints + "/last") == "000006");
+    }
+  }
+}
+
+namespace {
+
+/// The unshare command that gives a shell a mount namespace of its own in which it can mount a
+/// tmpfs (as root: -m; otherwise a user namespace too: -rm), or "" when this machine allows
+/// neither; `why` then says what the kernel answered.
+std::string private_mounts(const std::string& probe_dir, std::string& why) {
+  for (const std::string flags : {"-m", "-rm"}) {
+    const auto cmd = "unshare " + flags + " sh -c " +
+                     shell_quote("mount -t tmpfs -o size=1m tmpfs " + shell_quote(probe_dir));
+    const auto r = run_command(cmd);
+    if (r.exit_code == 0) return "unshare " + flags;
+    why = r.output;
+  }
+  return "";
+}
+
+/// The value printed by the namespace's script as "key=value" ("" when it printed none).
+std::string printed(const std::string& output, const std::string& key) {
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind(key + "=", 0) == 0) return line.substr(key.size() + 1);
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a save that fills a real disk (a small tmpfs) stops every rank, leaves last, and resumes exactly") {
+  TempDir probe("sk-tmpfs-probe");
+  std::string why;
+  const auto unshare = private_mounts(probe.path(), why);
+  if (unshare.empty())
+    SHARDKIT_SKIP("this machine lets no process mount a tmpfs in a mount namespace of its own "
+                  "(unshare -m and unshare -rm failed: " << why << ")");
+  for (const std::string format : {"dcp", "safetensors", "safetensors_dcp"}) {
+    for (const std::string mode : {"disabled", "async"}) {
+      INFO(format << ", --checkpoint.async_mode=" << mode);
+      TempDir dir("sk-tmpfs-full");
+      const auto disk = fs::weakly_canonical(dir.path()).string() + "/disk";
+      fs::create_directories(disk);
+      const auto out = disk + "/run";
+      const auto checkpoints = out + "/checkpoints";
+      const auto staging = checkpoints + "/.tmp-000004";
+      auto args = run_args(out, format);
+      args.push_back("--checkpoint.async_mode=" + mode);
+      if (mode == "async") args.push_back("--steps=6");  // the failure of step 4's save is seen at step 6's
+      // A checkpoint of this run takes 57 MB (76 MB in safetensors_dcp): 100 MB holds one, not two.
+      // The tmpfs is gone when the namespace's shell ends, so the shell reports what the test checks:
+      // the run's exit and output, what is left, then grows the disk and resumes.
+      const std::string script =
+          "mount -t tmpfs -o size=100m tmpfs " + shell_quote(disk) + " || exit 3\n" +
+          launch_command(2, args) + " > " + shell_quote(dir.path() + "/first.log") + " 2>&1\n" +
+          "echo first_exit=$?\n" +
+          "echo last=$(readlink " + shell_quote(checkpoints + "/last") + ")\n" +
+          "echo left=$(ls -A " + shell_quote(checkpoints) + " | tr '\\n' ' ')\n" +
+          "mount -o remount,size=400m " + shell_quote(disk) + " || exit 4\n" +
+          launch_command(2, {"--resume=true", "--output_dir=" + out}) + " > " +
+          shell_quote(dir.path() + "/resumed.log") + " 2>&1\n" +
+          "echo resumed_exit=$?\n" +
+          "echo resumed_last=$(readlink " + shell_quote(checkpoints + "/last") + ")\n";
+      const auto r = run_command(unshare + " sh -c " + shell_quote(script));
+      const auto first = slurp(dir.path() + "/first.log");
+      INFO(r.output);
+      INFO(first);
+      REQUIRE(r.exit_code == 0);
+      CHECK(printed(r.output, "first_exit") == "1");
+      CHECK_FALSE(contains(first, "terminate called"));
+      CHECK_FALSE(contains(first, "killed by signal"));
+      CHECK_FALSE(contains(first, "ignored SIGTERM"));  // no rank was left waiting for the other
+      for (int rank = 0; rank < 2; ++rank) {
+        const auto line = error_line(first, rank);
+        INFO("rank " << rank << ": " << line);
+        CHECK(contains(line, "checkpoint " + checkpoints + "/000004 was not saved: "));
+        CHECK(contains(line, staging + "/"));
+        CHECK(contains(line, "No space left on device"));
+        CHECK(contains(line, checkpoints + "/last still points to 000002"));
+        if (mode == "disabled") {
+          CHECK(contains(line, "this rank's part of the checkpoint is about "));
+          CHECK(contains(line, " was free there when the write failed"));
+        } else {
+          CHECK(contains(line, "the background save of a checkpoint failed"));
+        }
+      }
+      CHECK(printed(r.output, "last") == "000002");
+      CHECK(printed(r.output, "left") == "000002 last");  // the partial folder was removed
+
+      const auto resumed = slurp(dir.path() + "/resumed.log");
+      INFO(resumed);
+      CHECK(printed(r.output, "resumed_exit") == "0");
+      CHECK(contains(resumed, "at step 2"));
+      CHECK(printed(r.output, "resumed_last") == (mode == "async" ? "000006" : "000004"));
     }
   }
 }
