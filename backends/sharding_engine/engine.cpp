@@ -71,6 +71,14 @@ ShardedBackend::Engine::Engine(const PluginContext& ctx, ShardingOptions options
   }
 }
 
+ShardedBackend::Engine::~Engine() {
+  if (!logger_ || timed_steps_ < 1) return;
+  shard::StepTimes sum = own_times_;
+  for (const auto& unit : units_) sum += unit->times();
+  logger_->info("{}: besides compute, per optimizer step (mean of the {} steps after the first): {}", options_.backend,
+                timed_steps_, sum.describe_per_step(timed_steps_));
+}
+
 Replicas ShardedBackend::Engine::shard_replicas() const {
   return Replicas::among(replicate_index_, replicate_->size());
 }
@@ -151,9 +159,12 @@ void ShardedBackend::Engine::install_hooks() {
   block_hooks_ = hooks;
   for (const auto& [block, index] : unit_of_block_)
     const_cast<nn::BlockBase*>(block)->set_hooks(block_hooks_);
-  for (std::size_t u = 0; u < units_.size(); ++u)
-    for (const auto& p : units_[u]->params())
-      if (p.trainable) grad_hooks_.push_back(on_grad_accumulated(p.full, [this, u] { grad_ready(u); }));
+  for (std::size_t u = 0; u < units_.size(); ++u) {
+    const auto& params = units_[u]->params();
+    for (std::size_t i = 0; i < params.size(); ++i)
+      if (params[i].trainable)
+        grad_hooks_.push_back(on_grad_accumulated(params[i].full, [this, u, i] { grad_ready(u, i); }));
+  }
 }
 
 std::size_t ShardedBackend::Engine::unit_of(const nn::BlockBase& block) const {
@@ -256,8 +267,13 @@ void ShardedBackend::Engine::pre_backward(std::size_t u) {
     }
 }
 
-void ShardedBackend::Engine::grad_ready(std::size_t u) {
+void ShardedBackend::Engine::grad_ready(std::size_t u, std::size_t param) {
   queue_backward_end();
+  // ZeRO 1/2: each gradient moves into its bucket's reduction as it is produced, so that a
+  // bucket's gradients (the whole model's, in one bucket by default) are never held twice.
+  // Not for gathered units: their input, made at the first gradient, would then live beside
+  // the previous unit's reduction, which is finished only when this unit's starts.
+  if (sync_ && !options_.shard_parameters) units_[u]->take_gradient(param);
   // With frozen parameters the last gradient may come before the unit's backward is over: its
   // inputs' gradients (input_grad_ready), or the end of backward for a unit whose inputs need
   // none (the first layer over frozen embeddings), say when it is.
@@ -315,6 +331,7 @@ void ShardedBackend::Engine::finish_gradients() {
   std::vector<torch::Tensor> flat_parts;
   for (const auto& g : grads) flat_parts.push_back(g.reshape({-1}));
   auto flat = torch::cat(flat_parts);
+  shard::Stopwatch watch(own_times_.reduce_wait);
   CollectiveScope scope(options_.backend + ", whole parameters");
   world_->all_reduce(flat, ReduceOp::Avg);
   std::int64_t offset = 0;
@@ -334,6 +351,7 @@ double ShardedBackend::Engine::clip_grad_norm(double max_norm) {
   // On the device the group's collectives run on (offloaded shards' gradients are in host memory).
   auto sum = torch::full({1}, local_grad_sq_norm(sharded), torch::kFloat64).to(collective_device());
   {
+    shard::Stopwatch watch(own_times_.reduce_wait);
     CollectiveScope scope(options_.backend + ", gradient norm");
     shard_->all_reduce(sum, ReduceOp::Sum);
   }
@@ -349,9 +367,22 @@ torch::Device ShardedBackend::Engine::collective_device() const {
 }
 
 void ShardedBackend::Engine::after_optimizer_step() {
+  // The first step's times (allocations, the optimizer's state) are left out of the summary.
+  if (++timed_steps_ == 0) {
+    own_times_ = shard::StepTimes{};
+    for (auto& unit : units_) unit->reset_times();
+  }
+  refresh_whole_parameters();
+}
+
+void ShardedBackend::Engine::refresh_whole_parameters() {
   if (options_.shard_parameters) return;
-  for (auto& unit : units_) unit->start_gather();
-  for (auto& unit : units_) unit->refresh_whole();
+  // One bucket's gather in flight while the one before is copied into the parameters: all of
+  // them at once would hold a second copy of the model (and Gloo's own as much again).
+  for (std::size_t u = 0; u < units_.size(); ++u) {
+    if (u + 1 < units_.size()) units_[u + 1]->start_gather();
+    units_[u]->refresh_whole();
+  }
 }
 
 std::vector<ParamShard> ShardedBackend::Engine::parameters() const {
@@ -378,7 +409,7 @@ void ShardedBackend::Engine::model_state(ShardedState& state) const {
 void ShardedBackend::Engine::model_state_loaded() {
   // The shards (fp32 masters) were loaded: whole parameters are refreshed from them.
   for (auto& unit : units_) unit->reshard();
-  after_optimizer_step();
+  refresh_whole_parameters();
 }
 
 }  // namespace shardkit

@@ -20,6 +20,8 @@ namespace shardkit {
 class ShardedBackend::Engine {
  public:
   Engine(const PluginContext& ctx, ShardingOptions options);
+  /// Logs where the steps' time went besides compute (step_times.hpp).
+  ~Engine();
   void setup(Policy& policy);
   std::vector<ParamShard> parameters() const;
   void begin_micro_step(bool sync);
@@ -49,11 +51,13 @@ class ShardedBackend::Engine {
     bool forwarded = false, pre_backward_done = false, post_backward_done = false;
   };
   void install_hooks();
+  /// ZeRO 1/2: gathers the updated shards into the whole parameters every rank keeps.
+  void refresh_whole_parameters();
   /// forward() without the naming of the unit an exception came from.
   PolicyOutput forward_in_units(Policy& policy, const Batch& batch);
   void pre_forward(nn::BlockBase& block);
   void post_forward(nn::BlockBase& block, nn::TensorList& outputs);
-  void grad_ready(std::size_t unit);
+  void grad_ready(std::size_t unit, std::size_t param);
   void post_backward(std::size_t unit);
   void queue_backward_end();
   void backward_end();
@@ -89,6 +93,10 @@ class ShardedBackend::Engine {
   // last), and the unit whose backward began last and has not ended.
   std::vector<const nn::BlockBase*> in_forward_;
   std::size_t in_backward_ = kNone;
+  // Waits and copies outside the units (whole parameters, the gradient norm), and how many
+  // optimizer steps the units' and these times cover (the first step's are left out).
+  shard::StepTimes own_times_;
+  long timed_steps_ = -1;
   /// "blocks.0 (FixtureBlock)": unit `u`'s name and its block's class, for error messages.
   std::string describe_unit(std::size_t u) const;
 };

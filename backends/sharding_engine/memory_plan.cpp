@@ -10,6 +10,7 @@ MemoryPlan ShardedBackend::Engine::plan() const {
   MemoryPlan plan;
   plan.units = static_cast<int>(units_.size());
   std::int64_t root = 0, largest_block = 0, all_blocks = 0;
+  std::vector<std::int64_t> buckets;  // ZeRO 1/2: each bucket's reduction input
   for (std::size_t u = 0; u < units_.size(); ++u) {
     const auto& unit = *units_[u];
     const auto size = unit.element_size();
@@ -18,7 +19,10 @@ MemoryPlan ShardedBackend::Engine::plan() const {
     for (const auto& p : unit.params())
       if (p.trainable) local_trainable += p.local.numel();
     plan.parameters += unit.persistent() ? gathered + unit.shard_numel() * size : unit.shard_numel() * size;
-    plan.gradients += local_trainable * size;
+    if (unit.persistent())
+      buckets.push_back(shard_->size() * unit.shard_numel() * size);
+    else
+      plan.gradients += local_trainable * size;
     plan.optimizer += 2 * local_trainable * size;  // AdamW's exp_avg and exp_avg_sq
     plan.largest_unit = std::max(plan.largest_unit, gathered);
     if (is_root_[u]) {
@@ -28,6 +32,15 @@ MemoryPlan ShardedBackend::Engine::plan() const {
       all_blocks += gathered;
     }
   }
+  // ZeRO 1 keeps the averaged whole gradients in the buckets' inputs until the optimizer has
+  // stepped; ZeRO 2 keeps this rank's part, and holds at most two buckets' inputs at once (one
+  // filling as backward produces gradients, one reducing).
+  std::sort(buckets.rbegin(), buckets.rend());
+  for (std::size_t b = 0; b < buckets.size(); ++b)
+    if (!options_.reduce_scatter || b < 2) plan.gradients += buckets[b];
+  if (options_.reduce_scatter)
+    for (const auto& unit : units_)
+      if (unit->persistent()) plan.gradients += unit->shard_numel() * unit->element_size();
   for (const auto& [names, p] : whole_) {
     const auto n = p.numel() * p.element_size();
     plan.parameters += n;

@@ -147,6 +147,7 @@ void Unit::shard_from_whole() {
 
 void Unit::start_gather() {
   if (gathered_ || gather_work_) return;
+  Stopwatch watch(times_.issue);
   // On the compute device, in the compute dtype (no copy when the shard already is both).
   gather_input_ = shard_.to(device_, compute_.value_or(shard_.scalar_type()), /*non_blocking=*/offload_);
   gathered_buffer_ = torch::empty({group_.size() * shard_len_}, gather_input_.options());
@@ -170,12 +171,16 @@ void Unit::copy_out(const torch::Tensor& gathered, const torch::Tensor& whole) c
 torch::Tensor Unit::finish_gather() {
   start_gather();
   auto work = std::move(gather_work_);
-  work->wait();
+  {
+    Stopwatch watch(times_.gather_wait);
+    work->wait();
+  }
   gather_input_ = torch::Tensor();
   auto gathered = std::move(gathered_buffer_);
   gathered_buffer_ = torch::Tensor();
   if (style_ == ShardStyle::Flat) return gathered;  // the parameters lie end to end already
   torch::NoGradGuard no_grad;
+  Stopwatch watch(times_.copies);
   auto whole = torch::empty({total_}, gathered.options());
   copy_out(gathered, whole);
   return whole;
@@ -192,6 +197,7 @@ void Unit::unshard() {
 void Unit::reshard() {
   if (persistent_) return;
   if (gather_work_) {
+    Stopwatch watch(times_.gather_wait);
     gather_work_->wait();
     gather_work_.reset();
     gathered_buffer_ = gather_input_ = torch::Tensor();
@@ -202,37 +208,57 @@ void Unit::reshard() {
   gathered_ = false;
 }
 
-void Unit::copy_in(const torch::Tensor& input) const {
-  const std::int64_t S = group_.size();
-  for (const auto& p : params_) {
-    const auto& grad = p.full.grad();
-    if (!grad.defined()) continue;
-    const auto flat = grad.reshape({-1});
-    if (style_ == ShardStyle::Flat) {
-      input.narrow(0, p.flat_offset, p.numel).copy_(flat);
-      continue;
-    }
-    if (!p.trainable) continue;  // no gradient to reduce (and no room for one in the segment)
-    const auto per_row = row_numel(p);
-    for (std::int64_t k = 0; k < S; ++k) {
-      const auto n = rows_held(p, S, k) * per_row;
-      if (n == 0) continue;
-      input.narrow(0, k * reduce_len_ + p.reduce_offset, n).copy_(flat.narrow(0, k * p.shard_span, n));
-    }
+void Unit::add_gradient(const UnitParam& p, const torch::Tensor& input) const {
+  const auto& grad = p.full.grad();
+  if (!grad.defined()) return;
+  const auto flat = grad.reshape({-1});
+  // Added, not copied: a parameter whose gradient was accumulated twice in one backward (used
+  // inside and outside a re-entrant checkpointed region) is taken twice.
+  if (style_ == ShardStyle::Flat) {
+    input.narrow(0, p.flat_offset, p.numel).add_(flat);
+    return;
   }
+  if (!p.trainable) return;  // no gradient to reduce (and no room for one in the segment)
+  const std::int64_t S = group_.size();
+  const auto per_row = row_numel(p);
+  for (std::int64_t k = 0; k < S; ++k) {
+    const auto n = rows_held(p, S, k) * per_row;
+    if (n == 0) continue;
+    input.narrow(0, k * reduce_len_ + p.reduce_offset, n).add_(flat.narrow(0, k * p.shard_span, n));
+  }
+}
+
+torch::Tensor& Unit::reduce_input() {
+  if (!reduce_input_.defined())
+    reduce_input_ = torch::zeros({group_.size() * reduce_len_}, shard_.options()
+                                                                    .device(device_)
+                                                                    .pinned_memory(false)
+                                                                    .dtype(reduce_.value_or(shard_.scalar_type())));
+  return reduce_input_;
+}
+
+void Unit::take_gradient(std::size_t index) {
+  if (reduce_work_)
+    throw RuntimeError("unit '" + name_ + "': a gradient arrived while the unit's reduction was in flight");
+  auto& p = params_.at(index);
+  if (!p.full.grad().defined()) return;
+  torch::NoGradGuard no_grad;
+  Stopwatch watch(times_.copies);
+  add_gradient(p, reduce_input());
+  p.full.mutable_grad() = torch::Tensor();
 }
 
 void Unit::start_reduce(bool scatter) {
   if (reduce_work_)
     throw RuntimeError("unit '" + name_ + "': a second gradient reduction started before the first finished");
   torch::NoGradGuard no_grad;
-  const std::int64_t S = group_.size();
-  reduce_input_ = torch::zeros({S * reduce_len_}, shard_.options()
-                                                     .device(device_)
-                                                     .pinned_memory(false)
-                                                     .dtype(reduce_.value_or(shard_.scalar_type())));
-  copy_in(reduce_input_);
+  {
+    Stopwatch watch(times_.copies);
+    auto& input = reduce_input();
+    for (const auto& p : params_) add_gradient(p, input);  // what take_gradient() has not moved
+  }
   for (auto& p : params_) p.full.mutable_grad() = torch::Tensor();
+  Stopwatch watch(times_.issue);
   CollectiveScope scope(label_);
   if (scatter) {
     reduce_output_ = torch::empty({reduce_len_}, reduce_input_.options());
@@ -246,13 +272,18 @@ void Unit::start_reduce(bool scatter) {
 void Unit::finish_reduce(CommGroup* replicas) {
   if (!reduce_work_) return;
   auto work = std::move(reduce_work_);
-  work->wait();
   torch::NoGradGuard no_grad;
-  auto output = reduce_output_.contiguous();
-  if (replicas != nullptr && replicas->size() > 1) {
-    CollectiveScope scope(label_);
-    replicas->all_reduce(output, ReduceOp::Avg);
+  auto output = reduce_output_;
+  {
+    Stopwatch watch(times_.reduce_wait);
+    work->wait();
+    output = output.contiguous();
+    if (replicas != nullptr && replicas->size() > 1) {
+      CollectiveScope scope(label_);
+      replicas->all_reduce(output, ReduceOp::Avg);
+    }
   }
+  Stopwatch watch(times_.copies);
   // The masters' gradients are in the masters' dtype, beside them (in host memory when offloaded).
   output = output.to(shard_.device(), shard_.scalar_type());
   for (auto& p : params_) {
@@ -270,6 +301,7 @@ void Unit::finish_reduce(CommGroup* replicas) {
 void Unit::refresh_whole() {
   const auto whole = finish_gather();
   torch::NoGradGuard no_grad;
+  Stopwatch watch(times_.copies);
   for (auto& p : params_) p.full.detach().view({-1}).copy_(whole.narrow(0, p.flat_offset, p.numel));
 }
 

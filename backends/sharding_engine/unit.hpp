@@ -17,6 +17,7 @@
 #include "shardkit/comm.hpp"
 #include "shardkit/sharded_state.hpp"
 #include "shardkit/sharding.hpp"
+#include "step_times.hpp"
 
 namespace shardkit::shard {
 
@@ -83,6 +84,10 @@ class Unit {
   void reshard();
   bool gathered() const { return gathered_; }
 
+  /// Moves parameter `index`'s gradient into the reduction's input as soon as backward has
+  /// produced it, and drops it (DeepSpeed's contiguous gradients), so that a unit's gradients
+  /// are never held twice; start_reduce() then adds only what is left.
+  void take_gradient(std::size_t index);
   /// Moves the whole gradients into a reduction of their average over the shard group
   /// (reduce-scatter, or all-reduce when `scatter` is false) and drops them. Missing
   /// gradients count as zeros.
@@ -95,12 +100,19 @@ class Unit {
   /// Persistent units: gathers the shards and copies them into the whole parameters.
   void refresh_whole();
 
+  /// The time this unit spent waiting, copying and issuing collectives since the last reset.
+  const StepTimes& times() const { return times_; }
+  void reset_times() { times_ = StepTimes{}; }
+
  private:
   void lay_out(ShardStyle style);
   void copy_out(const torch::Tensor& gathered, const torch::Tensor& whole) const;
   /// Finishes (or runs) the gather and returns the whole parameters, flat, in their order.
   torch::Tensor finish_gather();
-  void copy_in(const torch::Tensor& whole_grads_flat_input) const;
+  /// Adds `p`'s gradient (if any) into its places in a reduction's input.
+  void add_gradient(const UnitParam& p, const torch::Tensor& input) const;
+  /// The reduction's input, zeros (a missing gradient counts as zeros), made on first use.
+  torch::Tensor& reduce_input();
   /// Elements of each rank's segment of a gradient reduction: the whole shard, or in a Rows
   /// unit with frozen parameters only the trainable pieces (FSDP2 reduces only parameters
   /// with gradients: a LoRA run's reductions are the adapter's size, not the base's).
@@ -123,6 +135,7 @@ class Unit {
   bool gathered_ = false;
   torch::Tensor reduce_input_, reduce_output_;
   WorkHandle reduce_work_;
+  StepTimes times_;
 };
 
 }  // namespace shardkit::shard

@@ -51,9 +51,13 @@ declare -A EXTRA=([sk-fsdp]="--distributed_backend=fsdp"
   [sk-zero1]="--distributed_backend=zero --accelerator.zero.stage=1"
   [sk-zero2]="--distributed_backend=zero --accelerator.zero.stage=2"
   [sk-zero3]="--distributed_backend=zero --accelerator.zero.stage=3"
+  [sk-zero1-h2]="--distributed_backend=zero --accelerator.zero.stage=1 --accelerator.zero.reduce_bucket_size=$((HIDDEN_DIM * HIDDEN_DIM))"
+  [sk-zero2-h2]="--distributed_backend=zero --accelerator.zero.stage=2 --accelerator.zero.reduce_bucket_size=$((HIDDEN_DIM * HIDDEN_DIM))"
   [sk-ddp]="--distributed_backend=ddp")
 NAMES=(sk-fsdp sk-fsdp-noprefetch sk-zero3 sk-ddp py-fsdp2)
-MEM_NAMES=(sk-fsdp sk-zero1 sk-zero2 sk-zero3 sk-ddp py-fsdp2)
+# -h2: gradient buckets of hidden_dim^2 elements, the reduce_bucket_size Hugging Face accelerate
+# gives DeepSpeed for "auto" (the default, 5e8, makes this model one bucket).
+MEM_NAMES=(sk-fsdp sk-zero1 sk-zero2 sk-zero1-h2 sk-zero2-h2 sk-zero3 sk-ddp py-fsdp2)
 
 # command_of NAME TAG PORT STEPS [memory]: the shell command line of one run.
 command_of() {

@@ -95,7 +95,8 @@ def main():
     ratio_row(out, "fsdp prefetch on / off", rounds, "sk-fsdp", "sk-fsdp-noprefetch", ">1 = prefetch helps")
     out.append("")
 
-    mem = {name: peaks(d, name) for name in ("sk-fsdp", "sk-zero1", "sk-zero2", "sk-zero3", "sk-ddp", "py-fsdp2")}
+    mem = {name: peaks(d, name) for name in ("sk-fsdp", "sk-zero1", "sk-zero2", "sk-zero1-h2", "sk-zero2-h2",
+                                             "sk-zero3", "sk-ddp", "py-fsdp2")}
     out.append("| memory run | peak tensor bytes per rank | largest rank / PyTorch FSDP2's largest | "
                "DeepSpeed formula (model states only) | measured / formula |")
     out.append("|---|---|---|---|---|")
@@ -105,7 +106,7 @@ def main():
             out.append(f"| {name} | n/a | | | |")
             continue
         ratio = f"**{max(v) / py:.3f}**" if py else "n/a"
-        stage = int(name[-1]) if name.startswith("sk-zero") else 3 if name == "sk-fsdp" else None
+        stage = int(name[len("sk-zero")]) if name.startswith("sk-zero") else 3 if name == "sk-fsdp" else None
         formula = zero_formula(stage, p, n) if stage else 16 * p if name == "sk-ddp" else None
         ftxt = mb(formula) + (f" (stage {stage})" if stage else " (unsharded)") if formula else ""
         rtxt = f"{max(v) / formula:.2f}" if formula else ""

@@ -19,8 +19,9 @@ TrainStep::TrainStep(StepParts parts, std::int64_t accum, double max_norm, std::
 StepOutcome TrainStep::run(std::int64_t step, const Batch& batch) {
   const auto done = step + 1;
   parts_.backend.begin_micro_step(done % accum_ == 0);
-  auto output = in_phase(done, "forward", [&] { return parts_.backend.forward(parts_.policy, batch); });
-  in_phase(done, "backward", [&] {
+  auto output =
+      timed_phase(forward_s_, done, "forward", [&] { return parts_.backend.forward(parts_.policy, batch); });
+  timed_phase(backward_s_, done, "backward", [&] {
     auto scaled = step_loss_.backward_loss(output, accum_);
     if (parts_.scaler) scaled = scaled * parts_.scaler->scale();
     scaled.backward();
@@ -35,8 +36,10 @@ StepOutcome TrainStep::run(std::int64_t step, const Batch& batch) {
   // A summed loss is logged as the global mean of its optimizer step, once per micro-step.
   outcome.loss_part = step_loss_.summed() ? 0 : outcome.loss;
   if (done % accum_ == 0) {
-    const double step_mean = in_phase(done, "optimizer step", [&] { return update(step, outcome.loss); });
+    const double step_mean =
+        timed_phase(update_s_, done, "optimizer step", [&] { return update(step, outcome.loss); });
     if (step_loss_.summed()) outcome.loss_part = step_mean * static_cast<double>(accum_);
+    if (++timed_updates_ == 0) forward_s_ = backward_s_ = update_s_ = 0;
   }
   return outcome;
 }
@@ -58,6 +61,14 @@ double TrainStep::update(std::int64_t step, double loss) {
     parts_.optimizer.zero_grad();
   }
   return step_mean;
+}
+
+std::string TrainStep::describe_phase_times() const {
+  if (timed_updates_ < 1) return "";
+  const double per = 1e3 / static_cast<double>(timed_updates_);
+  return fmt::format("forward {:.2f} ms, backward {:.2f} ms (gradient reductions included), optimizer step {:.2f} ms "
+                     "(the mean of the {} optimizer steps after the first)",
+                     forward_s_ * per, backward_s_ * per, update_s_ * per, timed_updates_);
 }
 
 std::vector<torch::Tensor> TrainStep::gradients() const {

@@ -2,6 +2,8 @@
 // accumulation window the update (loss normalisation, fp16 unscaling, clipping, optimizer, EMA).
 #pragma once
 
+#include <chrono>
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -52,6 +54,9 @@ class TrainStep {
   /// The learning rate and gradient norm of the last update.
   double lr() const { return lr_; }
   double grad_norm() const { return grad_norm_; }
+  /// "forward 1.20 ms, backward ..." per optimizer step, the mean of the steps after the first;
+  /// "" before the second.
+  std::string describe_phase_times() const;
 
   /// Runs `body`, phase `phase` of step `done` (1-based): an exception from LibTorch or a
   /// plugin (not a shardkit error) leaves naming the step, the phase and, in backward, the
@@ -75,11 +80,25 @@ class TrainStep {
   double update(std::int64_t step, double loss);
   std::string unit_in_backward() const;
 
+  /// Runs `body` as in_phase() and adds its seconds to `seconds`.
+  template <class Body>
+  auto timed_phase(double& seconds, std::int64_t done, const char* phase, Body&& body) -> decltype(body()) {
+    const auto start = std::chrono::steady_clock::now();
+    struct Add {
+      double& to;
+      std::chrono::steady_clock::time_point start;
+      ~Add() { to += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
+    } add{seconds, start};
+    return in_phase(done, phase, std::forward<Body>(body));
+  }
+
   StepParts parts_;
   std::int64_t accum_;
   double max_norm_;
   StepLoss step_loss_;
   double lr_, grad_norm_ = 0;
+  double forward_s_ = 0, backward_s_ = 0, update_s_ = 0;  // summed over the timed updates
+  long timed_updates_ = -1;                                // the first update is left out
 };
 
 }  // namespace shardkit::train

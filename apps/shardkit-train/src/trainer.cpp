@@ -346,6 +346,8 @@ int Trainer::run() {
   metrics_->finish();
   if (lora_ && options_.peft_merge) checkpoints_->save_merged_model();
   log->info("training done: {} steps in {:.1f} s", steps_ - resumed_.step, metrics_->elapsed_s());
+  if (const auto phases = train_step.describe_phase_times(); !phases.empty())
+    log->info("time per optimizer step: {}", phases);
   if (cpu_tensor_counter_installed())
     log->info("peak CPU tensor memory while training: {} ({} bytes) on rank {}", format_bytes(cpu_tensor_peak()),
               cpu_tensor_peak(), runtime_.rank);
