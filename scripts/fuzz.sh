@@ -11,6 +11,8 @@
 # the tree: copy the interesting ones into tests/fuzz/<target>_corpus, which ctest replays).
 # Knobs (environment): FUZZ_DIR (build-fuzz), CXX (clang++-14), TORCH_INCLUDE (the venv's
 # torch/include: error.cpp reads the LibTorch version from its headers, nothing links LibTorch).
+# Some readers share their file with code that needs LibTorch: those targets are linked with lld,
+# which drops the functions no harness reaches (DROP_UNUSED below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-60}
@@ -18,17 +20,24 @@ shift || true
 FUZZ_DIR=${FUZZ_DIR:-build-fuzz}
 CXX=${CXX:-clang++-14}
 
-if ! command -v "$CXX" >/dev/null || ! dpkg-query -W -f='${Status}' libclang-rt-14-dev 2>/dev/null | grep -q "ok installed"; then
-  echo "[fuzz] installing clang-14 and libclang-rt-14-dev (libFuzzer and the sanitizers)"
+if ! command -v "$CXX" >/dev/null || ! command -v ld.lld-14 >/dev/null ||
+   ! dpkg-query -W -f='${Status}' libclang-rt-14-dev 2>/dev/null | grep -q "ok installed"; then
+  echo "[fuzz] installing clang-14, lld-14 and libclang-rt-14-dev (libFuzzer and the sanitizers)"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang-14 libclang-rt-14-dev >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang-14 lld-14 libclang-rt-14-dev >/dev/null
 fi
 VENV=${SHARDKIT_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/shardkit/venv-torch-2.15.0}
 TORCH_INCLUDE=${TORCH_INCLUDE:-$(ls -d "$VENV"/lib/python3*/site-packages/torch/include 2>/dev/null | head -1)}
 [ -d "$TORCH_INCLUDE" ] || { echo "[fuzz] no LibTorch headers at '$TORCH_INCLUDE': run scripts/setup.sh first" >&2; exit 1; }
+# LibTorch's include folder holds fmt 12, which would shadow the fmt Debian's spdlog was built with:
+# a folder holding only the system's fmt comes first (as CMake's shardkit-fmt-shim does).
+FMT_SHIM="$FUZZ_DIR/fmt-shim"
+mkdir -p "$FMT_SHIM"
+[ -e "$FMT_SHIM/fmt" ] || ln -sfn /usr/include/fmt "$FMT_SHIM/fmt"
 FLAGS=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-       -Icore/include -Icore/src -isystem "$TORCH_INCLUDE" -isystem "$TORCH_INCLUDE/torch/csrc/api/include")
+       -Icore/include -Icore/src -isystem "$FMT_SHIM"
+       -isystem "$TORCH_INCLUDE" -isystem "$TORCH_INCLUDE/torch/csrc/api/include")
 
 # Each target: its sources and libraries, its seed folders, the largest input.
 declare -A SOURCES LIBS SEEDS MAXLEN
@@ -59,7 +68,36 @@ SOURCES[lerobot_info]="-Iplugins/datasets/lerobot plugins/datasets/lerobot/datas
   core/src/common/files.cpp core/src/common/publish_file.cpp"
 LIBS[lerobot_info]="-lboost_json"
 MAXLEN[lerobot_info]=8192
-ALL=(safetensors dcp_metadata chat_template tokenizer_json config_files lerobot_info)
+# The readers below share their files with code that needs LibTorch (tensors, the communicator):
+# each function gets a section of its own and lld drops those the harness never reaches, so no
+# LibTorch symbol is needed. A harness that reaches one fails the link ("undefined symbol").
+DROP_UNUSED="-ffunction-sections -fdata-sections -fuse-ld=lld-14 -Wl,--gc-sections"
+# stats.json before its tensors are made (parse_stats; read_stats makes them).
+SOURCES[lerobot_stats]="-Iplugins/datasets/lerobot plugins/datasets/lerobot/stats_file.cpp
+  plugins/datasets/lerobot/json_file.cpp"
+LIBS[lerobot_stats]="$DROP_UNUSED -lboost_json"
+MAXLEN[lerobot_stats]=16384
+# The JSON files of a checkpoint's training_state/ that a resume reads.
+SOURCES[training_state]="-Iapps/shardkit-train/src $(printf 'apps/shardkit-train/src/%s.cpp ' checkpoint_io log_window \
+  loss_scaler ema_state_file base_model_record) core/src/common/files.cpp core/src/common/publish_file.cpp
+  core/src/common/json_text.cpp"
+LIBS[training_state]="$DROP_UNUSED -lboost_json"
+MAXLEN[training_state]=8192
+# A Hugging Face config.json through --policy.path into the Llama-layout families' options, and a
+# PEFT adapter_config.json; the configuration machinery as config_files builds it.
+SOURCES[hf_config]="-Iapps/shardkit-train/src -Ipolicies/llama $(printf 'apps/shardkit-train/src/%s.cpp ' \
+  saved_policy_config adapter_start config_provenance) policies/llama/llama_config.cpp policies/llama/hf_config_json.cpp
+  $(ls core/src/config/*.cpp | tr '\n' ' ') core/src/common/files.cpp core/src/common/publish_file.cpp
+  core/src/common/comma_list.cpp core/src/common/json_text.cpp core/src/safetensors/utf8.cpp
+  core/src/safetensors/serialize.cpp"
+LIBS[hf_config]="$DROP_UNUSED -DNDEBUG -lyaml-cpp -lboost_json"
+MAXLEN[hf_config]=8192
+# What shardkit-run reads that its workers wrote: their error files and their output.
+SOURCES[launcher_messages]="-Iapps/shardkit-run apps/shardkit-run/error_file.cpp apps/shardkit-run/rank_output.cpp"
+LIBS[launcher_messages]="-lboost_json"
+MAXLEN[launcher_messages]=8192
+ALL=(safetensors dcp_metadata chat_template tokenizer_json config_files lerobot_info lerobot_stats training_state
+     hf_config launcher_messages)
 
 TARGETS=("$@")
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=("${ALL[@]}")

@@ -34,18 +34,6 @@ std::string rope_scaling_json(const RopeConfig& rope) {
          ", \"original_max_position_embeddings\": " + std::to_string(rope.original_max_position_embeddings) + "}";
 }
 
-/// A token id option: JSON null, an integer or a list of integers, written as given.
-std::string token_ids(const Config& options, const std::string& name) {
-  const auto text = options.get_string(name);
-  if (text.empty() || text == "null" || text == "None") return "null";
-  bool ok = true;
-  for (const char c : text)
-    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '[' || c == ']' || c == ',' || c == ' ' || c == '-'))
-      ok = false;
-  if (!ok) throw ConfigError("--policy." + name + "=" + text + " is not null, a token id or a list of token ids");
-  return text;
-}
-
 }  // namespace
 
 std::string hf_config_json(const LlamaConfig& c, const Config& options, const std::string& torch_dtype) {
@@ -56,8 +44,8 @@ std::string hf_config_json(const LlamaConfig& c, const Config& options, const st
       {"architectures", "[\"" + std::string(names.architecture) + "\"]"},
       {"model_type", "\"" + std::string(names.model_type) + "\""},
       {"attention_dropout", json_float(c.attention_dropout)},
-      {"bos_token_id", token_ids(options, "bos_token_id")},
-      {"eos_token_id", token_ids(options, "eos_token_id")},
+      {"bos_token_id", token_ids_json(options, "bos_token_id")},
+      {"eos_token_id", token_ids_json(options, "eos_token_id")},
       {"head_dim", i(c.head_dim)},
       {"hidden_act", "\"silu\""},
       {"hidden_size", i(c.hidden_size)},
@@ -67,7 +55,7 @@ std::string hf_config_json(const LlamaConfig& c, const Config& options, const st
       {"num_attention_heads", i(c.num_attention_heads)},
       {"num_hidden_layers", i(c.num_hidden_layers)},
       {"num_key_value_heads", i(c.num_key_value_heads)},
-      {"pad_token_id", token_ids(options, "pad_token_id")},
+      {"pad_token_id", token_ids_json(options, "pad_token_id")},
       {"rms_norm_eps", json_float(c.rms_norm_eps)},
       {"rope_scaling", rope_scaling_json(c.rope)},
       {"rope_theta", json_float(c.rope.theta)},

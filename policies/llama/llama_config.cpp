@@ -4,8 +4,13 @@
 #include <shardkit/config.hpp>
 #include <shardkit/error.hpp>
 
+#include <cctype>
+
 namespace shardkit::llama {
 namespace {
+
+/// The largest original_max_position_embeddings of Llama 3's rope scaling (--policy.max_position_embeddings's).
+constexpr std::int64_t kMaxOriginalPositions = 1073741824;
 
 bool is_null(const std::string& text) { return text.empty() || text == "null" || text == "None"; }
 
@@ -46,8 +51,13 @@ void parse_rope(const std::string& text, const std::string& option, RopeConfig& 
   rope.factor = number_of(fields, "factor", option, 0, true);
   rope.low_freq_factor = number_of(fields, "low_freq_factor", option, 0, true);
   rope.high_freq_factor = number_of(fields, "high_freq_factor", option, 0, true);
-  rope.original_max_position_embeddings =
-      static_cast<std::int64_t>(number_of(fields, "original_max_position_embeddings", option, 0, true));
+  // A count of positions, bounded as --policy.max_position_embeddings is: 1e300 would not convert.
+  const auto original = number_of(fields, "original_max_position_embeddings", option, 0, true);
+  if (!(original >= 1 && original <= static_cast<double>(kMaxOriginalPositions)))
+    throw ConfigError("--policy." + option + ": \"original_max_position_embeddings\" is " + to_string(Value{original}) +
+                      "; it must be a number of positions from 1 to " + std::to_string(kMaxOriginalPositions) +
+                      " (Llama 3.1 has 8192)");
+  rope.original_max_position_embeddings = static_cast<std::int64_t>(original);
   if (rope.high_freq_factor <= rope.low_freq_factor)
     throw ConfigError("--policy." + option + ": high_freq_factor must exceed low_freq_factor");
 }
@@ -99,7 +109,18 @@ const FamilyNames& names_of(Family family) {
   return names[static_cast<int>(family)];
 }
 
+std::string token_ids_json(const Config& options, const std::string& name) {
+  const auto text = options.get_string(name);
+  if (is_null(text)) return "null";
+  for (const char c : text)
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '[' || c == ']' || c == ',' || c == ' ' || c == '-'))
+      throw ConfigError("--policy." + name + "=" + text + " is not null, a token id or a list of token ids");
+  return text;
+}
+
 LlamaConfig read_config(const Config& o, Family family) {
+  // Checked at start-up, not first when the first checkpoint's config.json is written.
+  for (const char* name : {"bos_token_id", "eos_token_id", "pad_token_id"}) token_ids_json(o, name);
   LlamaConfig c;
   c.family = family;
   c.vocab_size = o.get_int("vocab_size");

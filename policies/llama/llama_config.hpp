@@ -58,4 +58,8 @@ struct LlamaConfig {
 /// resolved as transformers resolves them.
 LlamaConfig read_config(const Config& options, Family family);
 
+/// Token id option `name` (bos_token_id, eos_token_id, pad_token_id) as config.json writes it:
+/// null, an integer or a list of integers, as given; anything else is a ConfigError naming it.
+std::string token_ids_json(const Config& options, const std::string& name);
+
 }  // namespace shardkit::llama

@@ -7,16 +7,15 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
 #include <string>
 
 #include "dataset_info.hpp"
-#include "shardkit/error.hpp"
+#include "refuse_or_abort.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace shardkit::lerobot;
   const std::string text(reinterpret_cast<const char*>(data), size);
-  try {
+  shardkit::fuzz::refuse_or_abort("info.json", [&] {
     const auto info = parse_dataset_info(text, "/datasets/tiny", "/datasets/tiny/meta/info.json");
     (void)info.data_file(0, 12);
     for (const auto* camera : info.cameras()) (void)info.video_file(camera->name, 3, 0);
@@ -25,11 +24,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       for (const auto d : feature.sample_shape()) elements *= d;  // bounded: no overflow (UBSan checks)
       if (elements > kMaxSampleElements) std::abort();
     }
-  } catch (const shardkit::Error&) {
-    return 0;  // refused with a message naming the file
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "not a shardkit error: %s\n", e.what());
-    std::abort();
-  }
+  });
   return 0;
 }

@@ -38,11 +38,9 @@ bool flatten(const boost::json::value& value, std::size_t depth, std::vector<std
 
 }  // namespace
 
-FeatureStats read_stats(const std::string& root) {
-  const auto path = (std::filesystem::path(root) / "meta" / "stats.json").string();
-  FeatureStats stats;
-  if (!std::filesystem::exists(path)) return stats;
-  const auto doc = read_json_file(path);
+std::map<std::string, std::map<std::string, StatValues>> parse_stats(const boost::json::value& doc,
+                                                                     const std::string& path) {
+  std::map<std::string, std::map<std::string, StatValues>> stats;
   const auto* features = doc.if_object();
   if (!features) throw FormatError(path + " is not a JSON object of features; recompute it with LeRobot");
   for (const auto& [feature, entries] : *features) {
@@ -51,16 +49,24 @@ FeatureStats read_stats(const std::string& root) {
       throw FormatError(path + ": the entry of feature '" + std::string(feature) +
                         "' is not an object of statistics; recompute it with LeRobot");
     for (const auto& [stat, value] : *by_stat) {
-      std::vector<std::int64_t> shape;
-      std::vector<double> numbers;
-      if (!flatten(value, 0, shape, numbers))
+      StatValues values;
+      if (!flatten(value, 0, values.shape, values.numbers))
         throw FormatError(path + ": statistic '" + std::string(stat) + "' of feature '" + std::string(feature) +
                           "' is not a number or a rectangular list of numbers; recompute it with LeRobot");
-      if (shape.empty()) shape.push_back(1);  // np.atleast_1d
-      stats[std::string(feature)][std::string(stat)] =
-          at::tensor(numbers, at::kDouble).reshape(shape).to(at::kFloat);
+      if (values.shape.empty()) values.shape.push_back(1);  // np.atleast_1d
+      stats[std::string(feature)][std::string(stat)] = std::move(values);
     }
   }
+  return stats;
+}
+
+FeatureStats read_stats(const std::string& root) {
+  const auto path = (std::filesystem::path(root) / "meta" / "stats.json").string();
+  FeatureStats stats;
+  if (!std::filesystem::exists(path)) return stats;
+  for (const auto& [feature, by_stat] : parse_stats(read_json_file(path), path))
+    for (const auto& [stat, values] : by_stat)
+      stats[feature][stat] = at::tensor(values.numbers, at::kDouble).reshape(values.shape).to(at::kFloat);
   return stats;
 }
 

@@ -207,3 +207,35 @@ TEST_CASE("an adapter_config.json whose r is not an integer is a configuration e
   CHECK(contains(r.output, "adapter_config.json"));
   CHECK_FALSE(contains(r.output, "boost"));
 }
+
+TEST_CASE("a config.json whose llama3 rope scaling has an original_max_position_embeddings no context has is refused "
+          "naming it", "[train][errors]") {
+  // Found while writing the hf_config fuzz target and confirmed by it (its corpus keeps the input): UBSan saw 1e300 converted to an
+  // integer it does not fit.
+  TempDir tmp;
+  fs::create_directories(tmp / "base");
+  std::ofstream(tmp / "base/config.json") << R"({"model_type": "llama", "vocab_size": 64, "hidden_size": 16,
+      "intermediate_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2, "rope_scaling": {"rope_type": "llama3",
+      "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 1e300}})";
+  const auto r = run_program("shardkit-train", {"--policy.path=" + (tmp / "base"), "--output_dir=" + (tmp / "run"),
+                                                "--num_threads=1"});
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "--policy.rope_scaling: \"original_max_position_embeddings\" is "));
+  CHECK(contains(r.output, "it must be a number of positions from 1 to 1073741824"));
+}
+
+TEST_CASE("a config.json whose token id is no id is refused at start-up, not at the first save", "[train][errors]") {
+  // Found by reading for the hf_config fuzz target: the writer of each checkpoint's config.json
+  // refused it, after training, so that the run's first save failed.
+  TempDir tmp;
+  fs::create_directories(tmp / "base");
+  std::ofstream(tmp / "base/config.json") << R"({"model_type": "llama", "vocab_size": 64, "hidden_size": 16,
+      "intermediate_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2, "bos_token_id": "<s>"})";
+  const auto r = run_program("shardkit-train", {"--policy.path=" + (tmp / "base"), "--output_dir=" + (tmp / "run"),
+                                                "--num_threads=1", "--steps=1"});
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "--policy.bos_token_id=<s> is not null, a token id or a list of token ids"));
+  CHECK_FALSE(contains(r.output, "training done"));
+}
