@@ -18,7 +18,10 @@ MemoryPlan ShardedBackend::Engine::plan() const {
     std::int64_t local_trainable = 0;
     for (const auto& p : unit.params())
       if (p.trainable) local_trainable += p.local.numel();
-    plan.parameters += unit.persistent() ? gathered + unit.shard_numel() * size : unit.shard_numel() * size;
+    // ZeRO 1/2 keep whole parameters and, apart from them unless they hold it, the shard.
+    plan.parameters += !unit.persistent()      ? unit.shard_numel() * size
+                       : unit.shard_in_whole() ? unit.shard_numel() * size * shard_->size()
+                                               : gathered + unit.shard_numel() * size;
     if (unit.persistent())
       buckets.push_back(shard_->size() * unit.shard_numel() * size);
     else

@@ -7,9 +7,13 @@
 
 namespace shardkit::shard {
 
-void require_own_storage(const std::string& name, const torch::Tensor& param) {
+bool owns_storage(const torch::Tensor& param) {
   const auto bytes = static_cast<std::size_t>(param.numel()) * param.element_size();
-  if (!param.is_contiguous() || param.storage_offset() != 0 || param.storage().nbytes() != bytes)
+  return param.is_contiguous() && param.storage_offset() == 0 && param.storage().nbytes() == bytes;
+}
+
+void require_own_storage(const std::string& name, const torch::Tensor& param) {
+  if (!owns_storage(param))
     throw RuntimeError("parameter '" + name +
                        "' shares its storage with other tensors (a view or a slice of a larger tensor); "
                        "a sharded backend shards whole parameters: register it as its own parameter");

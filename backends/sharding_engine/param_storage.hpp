@@ -12,6 +12,8 @@ namespace shardkit::shard {
 /// Throws RuntimeError naming `name` unless `param` owns its storage alone (contiguous, offset
 /// 0, storage exactly its size): only such parameters can be released and refilled.
 void require_own_storage(const std::string& name, const torch::Tensor& param);
+/// Whether `param` owns its storage alone (what require_own_storage requires).
+bool owns_storage(const torch::Tensor& param);
 /// Makes `param`'s storage use `buffer`'s memory from element `offset` on (not owned: `buffer`
 /// must outlive the use).
 void point_storage(const torch::Tensor& param, const torch::Tensor& buffer, std::int64_t offset);

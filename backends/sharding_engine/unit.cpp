@@ -56,6 +56,12 @@ Unit::Unit(std::string name, std::vector<std::pair<std::vector<std::string>, tor
   if (params_.empty()) throw RuntimeError("unit '" + name_ + "' has no parameters");
   device_ = params_.front().full.device();
   offload_ = offload && device_.is_cuda();  // on the CPU there is nothing to offload
+  // The whole parameters can hold the shard when they stay in the masters' dtype and each owns
+  // its storage (their memory is then moved into one flat buffer).
+  in_place_ = persistent_ && style == ShardStyle::Flat && !offload_ &&
+              (!compute_ || *compute_ == params_.front().full.scalar_type());
+  for (const auto& p : params_)
+    if (in_place_ && !owns_storage(p.full)) in_place_ = false;
   lay_out(style);
 }
 
@@ -76,10 +82,15 @@ void Unit::lay_out(ShardStyle style) {
     shard_len_ = (total_ + S - 1) / S;
   }
   const auto& first = params_.front().full;
-  // Offloaded: pinned, so that the copies to and from the GPU are DMA transfers.
-  shard_ = torch::zeros({shard_len_}, first.options().requires_grad(false).device(offload_ ? torch::Device(torch::kCPU)
-                                                                                              : device_)
-                                          .pinned_memory(offload_));
+  if (in_place_) {
+    whole_ = torch::zeros({S * shard_len_}, first.options().requires_grad(false));
+    shard_ = whole_.narrow(0, r * shard_len_, shard_len_);
+  } else {
+    // Offloaded: pinned, so that the copies to and from the GPU are DMA transfers.
+    shard_ = torch::zeros({shard_len_}, first.options().requires_grad(false).device(offload_ ? torch::Device(torch::kCPU)
+                                                                                                : device_)
+                                            .pinned_memory(offload_));
+  }
   for (auto& p : params_) {
     if (style == ShardStyle::Rows) {
       const auto piece = row_piece(rows_of(p), S, r);
@@ -117,6 +128,15 @@ void Unit::lay_out(ShardStyle style) {
 
 void Unit::shard_from_whole() {
   torch::NoGradGuard no_grad;
+  if (in_place_) {
+    // The whole parameters move into the flat buffer (their own memory is freed), which holds
+    // this rank's shard.
+    for (auto& p : params_) {
+      whole_.narrow(0, p.flat_offset, p.numel).copy_(p.full.detach().reshape({-1}));
+      point_storage(p.full, whole_, p.flat_offset);
+    }
+    return;
+  }
   const std::int64_t r = group_.rank();
   for (auto& p : params_) {
     // A rank whose piece starts past the parameter's end holds nothing of it (torch.chunk:
@@ -148,6 +168,11 @@ void Unit::shard_from_whole() {
 void Unit::start_gather() {
   if (gathered_ || gather_work_) return;
   Stopwatch watch(times_.issue);
+  if (in_place_) {  // this rank's range of the buffer is the input
+    CollectiveScope scope(label_);
+    gather_work_ = group_.all_gather(whole_, shard_, /*async=*/true);
+    return;
+  }
   // On the compute device, in the compute dtype (no copy when the shard already is both).
   gather_input_ = shard_.to(device_, compute_.value_or(shard_.scalar_type()), /*non_blocking=*/offload_);
   gathered_buffer_ = torch::empty({group_.size() * shard_len_}, gather_input_.options());
@@ -299,6 +324,13 @@ void Unit::finish_reduce(CommGroup* replicas) {
 }
 
 void Unit::refresh_whole() {
+  if (in_place_) {
+    start_gather();
+    auto work = std::move(gather_work_);
+    Stopwatch watch(times_.gather_wait);
+    work->wait();
+    return;
+  }
   const auto whole = finish_gather();
   torch::NoGradGuard no_grad;
   Stopwatch watch(times_.copies);

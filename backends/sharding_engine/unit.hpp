@@ -72,6 +72,10 @@ class Unit {
   std::int64_t element_size() const { return shard_.element_size(); }
   /// Whether the shard lives in host memory while the parameters compute on a GPU.
   bool offloaded() const { return offload_; }
+  /// ZeRO 1/2 without a compute dtype of their own: the shard (the optimizer's masters) is this
+  /// rank's range of the whole parameters' one flat buffer, not a copy of it, and the
+  /// all-gather after the optimizer step writes that buffer in place.
+  bool shard_in_whole() const { return in_place_; }
 
   /// Copies this rank's pieces out of the whole parameters into the shard (at setup); then
   /// turns the parameters into the compute dtype and releases them unless persistent.
@@ -126,6 +130,7 @@ class Unit {
   std::optional<torch::ScalarType> compute_, reduce_;
   torch::Device device_{torch::kCPU};  // where the parameters compute (and collectives run)
   bool offload_ = false;
+  bool in_place_ = false;
   std::int64_t total_ = 0, shard_len_ = 0;
   torch::Tensor gather_input_;          // the shard in the compute dtype while a gather is pending
   torch::Tensor shard_;                 // [shard_len_] local shard

@@ -10,31 +10,14 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
 #include <string>
 
 #include "base_model_record.hpp"
 #include "checkpoint_io.hpp"
 #include "ema_state_file.hpp"
 #include "loss_scaler.hpp"
-#include "shardkit/error.hpp"
+#include "refuse_or_abort.hpp"
 #include "temp_folder.hpp"
-
-namespace {
-
-/// Runs one reader: refusing the input with a shardkit error is fine, anything else aborts.
-template <class Read>
-void read_or_refuse(const char* reader, Read read) {
-  try {
-    read();
-  } catch (const shardkit::Error&) {
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: not a shardkit error: %s\n", reader, e.what());
-    std::abort();
-  }
-}
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace shardkit::train;
@@ -46,17 +29,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   // What CheckpointManager::resume checks, in its order.
   std::int64_t step = 4;
-  read_or_refuse("read_training_step", [&] {
+  shardkit::fuzz::refuse_or_abort("read_training_step", [&] {
     step = read_training_step(path).step;
     check_step_matches_folder(checkpoint, step);
   });
-  read_or_refuse("check_scheduler_matches_step", [&] {
+  shardkit::fuzz::refuse_or_abort("check_scheduler_matches_step", [&] {
     check_scheduler_matches_step(checkpoint, step, /*strict=*/false);
     check_scheduler_matches_step(checkpoint, step, /*strict=*/true);
   });
-  read_or_refuse("read_ema_optimization_step", [&] { (void)read_ema_optimization_step(path); });
+  shardkit::fuzz::refuse_or_abort("read_ema_optimization_step", [&] { (void)read_ema_optimization_step(path); });
 
-  read_or_refuse("LossScaler::load_json", [&] {
+  shardkit::fuzz::refuse_or_abort("LossScaler::load_json", [&] {
     LossScaler scaler(65536.0, 2000);
     scaler.load_json(text, path);
     LossScaler again(1.0, 2000);
@@ -64,7 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (again.scale() != scaler.scale() || again.skipped_updates() != scaler.skipped_updates()) std::abort();
   });
 
-  read_or_refuse("BaseModelRecord::parse", [&] {
+  shardkit::fuzz::refuse_or_abort("BaseModelRecord::parse", [&] {
     const auto record = BaseModelRecord::parse(text, path);
     const auto again = BaseModelRecord::parse(record.to_json(), "to_json()");
     if (again.path != record.path || again.files.size() != record.files.size()) std::abort();
