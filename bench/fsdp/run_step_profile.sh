@@ -20,7 +20,7 @@ echo "mlp hidden $HIDDEN_DIM x $NUM_BLOCKS blocks, batch $BATCH_SIZE per rank, $
 echo
 echo "| backend | forward | backward | optimizer | step | gather waits | reduction waits | copies | issuing | compute and the rest |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
-num() { grep -o "$1 [0-9.]* ms" "$2" | head -1 | grep -o "[0-9.]*" | head -1; }
+num() { { grep -o "$1 [0-9.]* ms" "$2" || true; } | head -1 | { grep -o "[0-9.]*" || true; } | head -1; }
 for name in ddp fsdp zero3 zero2; do
   log="$OUT/$name.log"
   # shellcheck disable=SC2086
