@@ -1,6 +1,8 @@
 // Dynamic loss scaling: unscale, overflow check across ranks, growth and backoff, JSON state.
 #include "loss_scaler.hpp"
 
+#include <cmath>
+
 #include <boost/json.hpp>
 
 #include "shardkit/error.hpp"
@@ -54,13 +56,25 @@ void LossScaler::load_json(const std::string& text, const std::string& origin) {
   if (ec || o == nullptr || !o->contains("scale") || !o->contains("_growth_tracker"))
     throw FormatError(origin + " is not a loss-scaler state (expected a JSON object with \"scale\" and "
                       "\"_growth_tracker\"); the checkpoint is damaged");
+  double scale = 0;
+  std::int64_t growth_tracker = 0, skipped = skipped_;
   try {
-    scale_ = o->at("scale").to_number<double>();
-    growth_tracker_ = o->at("_growth_tracker").to_number<std::int64_t>();
-    if (o->contains("skipped_updates")) skipped_ = o->at("skipped_updates").to_number<std::int64_t>();
+    scale = o->at("scale").to_number<double>();
+    growth_tracker = o->at("_growth_tracker").to_number<std::int64_t>();
+    if (o->contains("skipped_updates")) skipped = o->at("skipped_updates").to_number<std::int64_t>();
   } catch (const std::exception& e) {
     throw FormatError(origin + ": a field of the loss-scaler state has the wrong type (" + e.what() + ")");
   }
+  // A scale of 0 would zero every gradient and never grow back; a negative one would flip them.
+  if (!(scale > 0) || !std::isfinite(scale))
+    throw FormatError(origin + ": the loss scale is " + std::to_string(scale) +
+                      "; it must be a positive finite number (the checkpoint is damaged)");
+  if (growth_tracker < 0 || skipped < 0)
+    throw FormatError(origin + ": \"_growth_tracker\" and \"skipped_updates\" must not be negative (the checkpoint "
+                      "is damaged)");
+  scale_ = scale;
+  growth_tracker_ = growth_tracker;
+  skipped_ = skipped;
 }
 
 }  // namespace shardkit::train

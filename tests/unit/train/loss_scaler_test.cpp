@@ -99,6 +99,13 @@ TEST_CASE("a malformed loss-scaler state is a FormatError naming the file", "[tr
   CHECK_THROWS_AS(scaler.load_json(mistyped, origin), FormatError);
   CHECK_THROWS_WITH(scaler.load_json(mistyped, origin),
                     Catch::Contains(origin + ": a field of the loss-scaler state has the wrong type"));
+  for (const std::string text : {R"({"scale": 0, "_growth_tracker": 0})", R"({"scale": -2.0, "_growth_tracker": 0})"}) {
+    INFO("state: " << text);
+    CHECK_THROWS_WITH(scaler.load_json(text, origin),
+                      Catch::Contains(origin + ": the loss scale is ") && Catch::Contains("must be a positive finite number"));
+  }
+  CHECK_THROWS_WITH(scaler.load_json(R"({"scale": 2.0, "_growth_tracker": -1})", origin),
+                    Catch::Contains("must not be negative"));
   CHECK(scaler.scale() == 256.0);  // nothing was taken from the refused states
 }
 
