@@ -377,8 +377,8 @@ void ShardedBackend::Engine::after_optimizer_step() {
 
 void ShardedBackend::Engine::refresh_whole_parameters() {
   if (options_.shard_parameters) return;
-  // One bucket's gather in flight while the one before is copied into the parameters: all of
-  // them at once would hold a second copy of the model (and Gloo's own as much again).
+  // One bucket's gather in flight while the one before finishes: all of them at once would
+  // hold a second copy of the model (and Gloo's own as much again).
   for (std::size_t u = 0; u < units_.size(); ++u) {
     if (u + 1 < units_.size()) units_[u + 1]->start_gather();
     units_[u]->refresh_whole();

@@ -59,9 +59,8 @@ Unit::Unit(std::string name, std::vector<std::pair<std::vector<std::string>, tor
   // The whole parameters can hold the shard when they stay in the masters' dtype and each owns
   // its storage (their memory is then moved into one flat buffer).
   in_place_ = persistent_ && style == ShardStyle::Flat && !offload_ &&
-              (!compute_ || *compute_ == params_.front().full.scalar_type());
-  for (const auto& p : params_)
-    if (in_place_ && !owns_storage(p.full)) in_place_ = false;
+              (!compute_ || *compute_ == params_.front().full.scalar_type()) &&
+              std::all_of(params_.begin(), params_.end(), [](const UnitParam& p) { return owns_storage(p.full); });
   lay_out(style);
 }
 
@@ -324,14 +323,8 @@ void Unit::finish_reduce(CommGroup* replicas) {
 }
 
 void Unit::refresh_whole() {
-  if (in_place_) {
-    start_gather();
-    auto work = std::move(gather_work_);
-    Stopwatch watch(times_.gather_wait);
-    work->wait();
-    return;
-  }
   const auto whole = finish_gather();
+  if (in_place_) return;  // the gather wrote the parameters' own buffer
   torch::NoGradGuard no_grad;
   Stopwatch watch(times_.copies);
   for (auto& p : params_) p.full.detach().view({-1}).copy_(whole.narrow(0, p.flat_offset, p.numel));

@@ -78,7 +78,8 @@ class Unit {
   bool shard_in_whole() const { return in_place_; }
 
   /// Copies this rank's pieces out of the whole parameters into the shard (at setup); then
-  /// turns the parameters into the compute dtype and releases them unless persistent.
+  /// turns the parameters into the compute dtype and releases them unless persistent. When
+  /// shard_in_whole(), moves the whole parameters into the flat buffer that holds the shard.
   void shard_from_whole();
   /// Starts gathering (asynchronously) unless gathered or already started.
   void start_gather();
@@ -101,7 +102,8 @@ class Unit {
   void finish_reduce(CommGroup* replicas);
   bool reducing() const { return reduce_work_ != nullptr; }
 
-  /// Persistent units: gathers the shards and copies them into the whole parameters.
+  /// Persistent units: gathers the shards into the whole parameters (in place when
+  /// shard_in_whole(), else through a gathered buffer and a copy).
   void refresh_whole();
 
   /// The time this unit spent waiting, copying and issuing collectives since the last reset.
@@ -135,7 +137,7 @@ class Unit {
   torch::Tensor gather_input_;          // the shard in the compute dtype while a gather is pending
   torch::Tensor shard_;                 // [shard_len_] local shard
   torch::Tensor gathered_buffer_;       // [S * shard_len_] while a gather is pending or kept
-  torch::Tensor whole_;                 // what the parameters point into while gathered
+  torch::Tensor whole_;                 // what the parameters point into while gathered (always, shard_in_whole())
   WorkHandle gather_work_;
   bool gathered_ = false;
   torch::Tensor reduce_input_, reduce_output_;

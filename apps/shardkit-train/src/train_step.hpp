@@ -3,7 +3,6 @@
 #pragma once
 
 #include <chrono>
-
 #include <cstdint>
 #include <map>
 #include <string>
@@ -14,6 +13,7 @@
 #include "shardkit/comm.hpp"
 #include "shardkit/error_text.hpp"
 #include "adamw.hpp"
+#include "elapsed.hpp"
 #include "ema.hpp"
 #include "scheduler.hpp"
 #include "shardkit/policy.hpp"
@@ -83,12 +83,11 @@ class TrainStep {
   /// Runs `body` as in_phase() and adds its seconds to `seconds`.
   template <class Body>
   auto timed_phase(double& seconds, std::int64_t done, const char* phase, Body&& body) -> decltype(body()) {
-    const auto start = std::chrono::steady_clock::now();
     struct Add {
       double& to;
       std::chrono::steady_clock::time_point start;
-      ~Add() { to += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
-    } add{seconds, start};
+      ~Add() { to += seconds_since(start); }
+    } add{seconds, std::chrono::steady_clock::now()};
     return in_phase(done, phase, std::forward<Body>(body));
   }
 

@@ -1,4 +1,4 @@
-// Per-rank peak of CPU tensor memory while training: fsdp and zero3 at 2 ranks against ddp.
+// Per-rank peak of CPU tensor memory while training: fsdp and zero3 at 2 ranks against ddp, zero 1 and 2 against DeepSpeed's formulas.
 #include <regex>
 
 #include "sharded_runs.hpp"
@@ -26,8 +26,10 @@ const std::vector<std::string> kModel = {"--policy.hidden_dim=256", "--policy.nu
 
 TEST_CASE("fsdp and zero3 at 2 ranks peak at most half of ddp's tensor memory plus one unit") {
   TempDir dir("sk-shard-mem");
-  const auto ddp = peaks(launch_ok(2, dir / "ddp", kModel, {"--distributed_backend=ddp"}));
-  const auto fsdp = peaks(launch_ok(2, dir / "fsdp", kModel, {"--distributed_backend=fsdp"}));
+  const auto ddp_out = launch_ok(2, dir / "ddp", kModel, {"--distributed_backend=ddp"});
+  const auto fsdp_out = launch_ok(2, dir / "fsdp", kModel, {"--distributed_backend=fsdp"});
+  const auto ddp = peaks(ddp_out);
+  const auto fsdp = peaks(fsdp_out);
   const auto zero3 = peaks(launch_ok(2, dir / "zero3", kModel, {"--distributed_backend=zero"}));
   REQUIRE(ddp.size() == 2);
   REQUIRE(fsdp.size() == 2);
@@ -41,4 +43,44 @@ TEST_CASE("fsdp and zero3 at 2 ranks peak at most half of ddp's tensor memory pl
   CHECK(ddp_peak > 4 * 8.4e6);  // the measure sees the whole model state
   for (const double p : fsdp) CHECK(p <= ddp_peak / 2 + unit);
   for (const double p : zero3) CHECK(p <= ddp_peak / 2 + unit);
+  // Both runs end with where a step's time went (the 3 steps after the first); the sharded one
+  // also splits out its waits, copies and the issuing of collectives.
+  for (const auto* out : {&ddp_out, &fsdp_out})
+    CHECK(contains(*out, "time per optimizer step: forward "));
+  CHECK(contains(fsdp_out, "fsdp: besides compute, per optimizer step (mean of the 3 steps after the first): waiting "
+                           "for parameter gathers "));
+  CHECK_FALSE(contains(ddp_out, "besides compute"));
+}
+
+namespace {
+
+// The "policy mlp (N parameters)" of a run's log.
+double parameter_count(const std::string& output) {
+  std::smatch m;
+  REQUIRE(std::regex_search(output, m, std::regex(R"(policy mlp \((\d+) parameters\))")));
+  return std::stod(m[1]);
+}
+
+}  // namespace
+
+TEST_CASE("zero 1 and 2 at 2 ranks stay near DeepSpeed's formulas: gradients stream into buckets, masters are no copy") {
+  TempDir dir("sk-zero-mem");
+  const auto zero1_out = launch_ok(2, dir / "zero1", kModel, {"--distributed_backend=zero", "--accelerator.zero.stage=1"});
+  const auto zero1 = peaks(zero1_out);
+  // Buckets of 256 x 256 elements (accelerate's "auto" for hidden_size 256): smaller than the model.
+  const auto zero2 = peaks(launch_ok(2, dir / "zero2", kModel,
+                                     {"--distributed_backend=zero", "--accelerator.zero.stage=2",
+                                      "--accelerator.zero.reduce_bucket_size=65536"}));
+  REQUIRE(zero1.size() == 2);
+  REQUIRE(zero2.size() == 2);
+  const double P = parameter_count(zero1_out);
+  // DeepSpeed's formulas in fp32, N = 2: stage 1 = 4P + 4P + 8P/N, stage 2 = 4P + 12P/N (model
+  // states only; activations are a few KB here). A second copy of the masters (4P/N) or of a
+  // bucket's gradients (4P) would be above these bounds.
+  const double stage1 = 12 * P, stage2 = 10 * P;
+  INFO("P " << P << ", zero1 " << zero1[0] << "/" << zero1[1] << " (formula " << stage1 << "), zero2 " << zero2[0]
+            << "/" << zero2[1] << " (formula " << stage2 << ")");
+  for (const double p : zero1) CHECK(p <= 1.1 * stage1);
+  for (const double p : zero2) CHECK(p <= 1.15 * stage2);
+  CHECK(std::max(zero2[0], zero2[1]) < std::min(zero1[0], zero1[1]));  // stage 2 shards the gradients
 }
