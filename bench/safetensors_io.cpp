@@ -4,6 +4,7 @@
 // load = File::open + to_tensor of every tensor (owned copies);
 // open = File::open + get() of every tensor (views into the mapping: the lazy analogue of
 // Python's default mmap-backed load_file, which touches no tensor byte either).
+// --save_only=true measures the saves alone (bench/checkpoint/run_save_speed_benchmark.sh).
 // Prints one JSON line per operation with the seconds of every repetition:
 //   {"program":"shardkit","op":"save","bytes":N,"seconds":[...]}
 #include <torch/torch.h>
@@ -59,6 +60,7 @@ std::string json_line(const std::string& op, std::uintmax_t bytes, const std::ve
 int run(int argc, char** argv) {
   std::string path = "bench.safetensors", out_path;
   std::int64_t reps = 3, count = 64, numel = 4 * 1024 * 1024;
+  bool save_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const auto eq = arg.find('=');
@@ -68,8 +70,9 @@ int run(int argc, char** argv) {
     else if (key == "--num_tensors") count = std::stoll(value);
     else if (key == "--numel") numel = std::stoll(value);
     else if (key == "--out") out_path = value;
+    else if (key == "--save_only") save_only = value.empty() || value == "true" || value == "1";
     else throw std::invalid_argument("unknown flag '" + arg +
-                                     "' (known: --file --reps --num_tensors --numel --out)");
+                                     "' (known: --file --reps --num_tensors --numel --out --save_only)");
   }
   if (numel % 1024 != 0) throw std::invalid_argument("--numel must be a multiple of 1024");
 
@@ -84,6 +87,20 @@ int run(int argc, char** argv) {
     save_s.push_back(seconds_since(start));
   }
   const auto bytes = std::filesystem::file_size(path);
+
+  std::ofstream out;
+  if (!out_path.empty()) {
+    out.open(out_path, std::ios::app);
+    if (!out) throw std::runtime_error("cannot append to --out=" + out_path);
+  }
+  const auto print = [&](const std::string& line) {
+    std::cout << line << std::endl;
+    if (out.is_open()) out << line << '\n';
+  };
+  if (save_only) {
+    print(json_line("save", bytes, save_s));
+    return 0;
+  }
 
   std::int64_t checked = 0;
   for (std::int64_t r = 0; r < reps; ++r) {
@@ -108,16 +125,9 @@ int run(int argc, char** argv) {
     throw std::runtime_error("loaded " + std::to_string(checked) + " tensors, expected " +
                              std::to_string(state.size()));
 
-  std::ofstream out;
-  if (!out_path.empty()) {
-    out.open(out_path, std::ios::app);
-    if (!out) throw std::runtime_error("cannot append to --out=" + out_path);
-  }
   for (const auto& line : {json_line("save", bytes, save_s), json_line("load", bytes, load_s),
-                          json_line("open", bytes, open_s)}) {
-    std::cout << line << std::endl;
-    if (out.is_open()) out << line << '\n';
-  }
+                          json_line("open", bytes, open_s)})
+    print(line);
   return 0;
 }
 

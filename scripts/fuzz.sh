@@ -96,8 +96,35 @@ MAXLEN[hf_config]=8192
 SOURCES[launcher_messages]="-Iapps/shardkit-run apps/shardkit-run/error_file.cpp apps/shardkit-run/rank_output.cpp"
 LIBS[launcher_messages]="-lboost_json"
 MAXLEN[launcher_messages]=8192
+# Dataset files read through Arrow/Parquet: the pyarrow wheel's prebuilt libraries (no sanitizers or
+# coverage inside them: a crash in the decoder is caught, but only shardkit's code guides the fuzzer).
+# Arrow's default memory pool is set to the system's (ARROW_DEFAULT_MEMORY_POOL below), so that
+# AddressSanitizer and the RSS limit see what the decoder allocates.
+PYARROW=$(ls -d "$VENV"/lib/python3*/site-packages/pyarrow 2>/dev/null | head -1)
+TORCH_LIB=$(dirname "$TORCH_INCLUDE")/lib
+ARROW_LIBS="-isystem $PYARROW/include $(ls "$PYARROW"/libparquet.so.[0-9]* "$PYARROW"/libarrow.so.[0-9]* 2>/dev/null |
+  tr '\n' ' ') -Wl,-rpath,$PYARROW"
+# A text dataset's .jsonl, .csv, .txt and .parquet files (--dataset.path).
+SOURCES[text_documents]="-Iplugins/datasets/text plugins/datasets/text/documents.cpp plugins/datasets/text/parquet_documents.cpp
+  plugins/datasets/text/python_literal.cpp core/src/common/files.cpp core/src/common/publish_file.cpp"
+LIBS[text_documents]="$ARROW_LIBS -lboost_json"
+SEEDS[text_documents]="tests/fuzz/text_documents_corpus"
+MAXLEN[text_documents]=16384
+# A LeRobot dataset's tasks, episodes and data tables through the plugin's readers; the frames are
+# LibTorch tensors, so this target links LibTorch (uninstrumented, as Arrow).
+SOURCES[lerobot_parquet]="-Iplugins/datasets/lerobot -DSHARDKIT_TINY_DATASETS=\"$PWD/tests/data/lerobot-tiny-v3\"
+  $(printf 'plugins/datasets/lerobot/%s.cpp ' parquet_file episode_table task_table frame_table dataset_info json_file)
+  core/src/common/files.cpp core/src/common/publish_file.cpp"
+LIBS[lerobot_parquet]="$ARROW_LIBS -L$TORCH_LIB -ltorch_cpu -lc10 -Wl,-rpath,$TORCH_LIB -lboost_json"
+SEEDS[lerobot_parquet]="tests/data/lerobot-tiny-v3"
+MAXLEN[lerobot_parquet]=262144
 ALL=(safetensors dcp_metadata chat_template tokenizer_json config_files lerobot_info lerobot_stats training_state
-     hf_config launcher_messages)
+     hf_config launcher_messages text_documents lerobot_parquet)
+
+# Harnesses that hand readers a path write each input to a file under TMPDIR: in memory
+# (/dev/shm) where the machine has it, so that a disk's file creation does not set the pace.
+SCRATCH=${TMPDIR:-/tmp}
+[ -d /dev/shm ] && [ -w /dev/shm ] && SCRATCH=/dev/shm
 
 TARGETS=("$@")
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=("${ALL[@]}")
@@ -123,12 +150,12 @@ for t in "${TARGETS[@]}"; do
   for s in ${SEEDS[$t]:-}; do seeds+=("$s"); done
   result=ok
   # -seed_inputs reads the committed corpus and real files without writing into them.
-  (cd "$dir" && ./"$t" -max_total_time="$SECS" -timeout=1 -rss_limit_mb=2048 -max_len="${MAXLEN[$t]}" \
+  (cd "$dir" && TMPDIR="$SCRATCH" ARROW_DEFAULT_MEMORY_POOL=system ./"$t" -max_total_time="$SECS" -timeout=1 -rss_limit_mb=2048 -max_len="${MAXLEN[$t]}" \
       -print_final_stats=1 -artifact_prefix=./ corpus $(printf '../../%s ' "${seeds[@]}")) > "$dir/fuzz.log" 2>&1 ||
     { result="FAILED: $(ls "$dir" | grep -E '^(crash|leak|timeout|oom|slow-unit)-' | head -1)"; failed=1; }
   runs=$(awk '/stat::number_of_executed_units:/ {print $2}' "$dir/fuzz.log" | tail -1)
   rate=$(awk '/stat::average_exec_per_sec:/ {print $2}' "$dir/fuzz.log" | tail -1)
-  cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+' "$dir/fuzz.log" | tail -1)
+  cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+' "$dir/fuzz.log" | tail -1 || true)  # none: failed at once
   report+=$'\n'"| $t | $SECS | ${runs:-?} | ${rate:-?} | $(echo "$cov" | awk '{print $2}') | $(echo "$cov" | awk '{print $4}') | $(echo "$cov" | awk '{print $6}') | $result |"
   [ "$result" = ok ] || tail -30 "$dir/fuzz.log"
 done

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -28,14 +29,27 @@ std::string parent_dir(const std::string& path) {
 
 }  // namespace
 
+void start_writeback(int fd, std::int64_t offset, std::int64_t length) noexcept {
+  // Best effort: where the file system or the descriptor does not support it (a pipe, some
+  // network file systems), the bytes are written back by the fsync that follows, as before.
+  if (length > 0) (void)::sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE);
+}
+
 int write_fully(int fd, const void* data, std::size_t size) noexcept {
   const auto* bytes = static_cast<const char*>(data);
-  std::size_t done = 0;
+  // Large writes go in pieces, each handed to the disk as soon as it is in the page cache.
+  const off_t start = size >= kWriteBehindMin ? ::lseek(fd, 0, SEEK_CUR) : off_t{-1};
+  std::size_t done = 0, started = 0;
   while (done < size) {
-    const auto n = ::write(fd, bytes + done, size - done);
+    const auto piece = start >= 0 ? std::min(size - done, kWriteBehindPiece) : size - done;
+    const auto n = ::write(fd, bytes + done, piece);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return n < 0 ? errno : EIO;  // no progress and no reason: never loop
     done += static_cast<std::size_t>(n);
+    if (start >= 0 && (done - started >= kWriteBehindPiece || done == size)) {
+      start_writeback(fd, start + static_cast<off_t>(started), static_cast<std::int64_t>(done - started));
+      started = done;
+    }
   }
   return 0;
 }

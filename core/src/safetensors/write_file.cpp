@@ -19,23 +19,37 @@ namespace shardkit::safetensors {
 
 namespace {
 
-// Linux moves at most this much per write call; asking for more just returns short.
-constexpr std::size_t kMaxChunk = 0x7ffff000;
+// The most one iovec carries: a piece of write-behind (Linux moves at most 0x7ffff000 bytes
+// per call in any case).
+constexpr std::size_t kMaxChunk = kWriteBehindPiece;
 
 [[noreturn]] void io_fail(const std::string& path, const std::string& what, int err) {
   throw RuntimeError(path + ": " + what + ": " + std::strerror(err));
 }
 
-// Writes every byte of `pieces` with writev, IOV_MAX pieces per call, resuming after
-// short writes and EINTR.
+// Writes every byte of `pieces` with writev, resuming after
+// short writes and EINTR; every kWriteBehindPiece bytes in the page cache are handed to the
+// disk while the rest is copied (start_writeback), so that the final fsync waits for the tail.
 void write_all(int fd, std::vector<iovec> pieces, const std::string& path) {
+  const off_t start = ::lseek(fd, 0, SEEK_CUR);
+  std::int64_t done = 0, started = 0;
   std::size_t first = 0;
   while (first < pieces.size()) {
-    const int count = static_cast<int>(std::min<std::size_t>(pieces.size() - first, IOV_MAX));
-    const ssize_t written = ::writev(fd, pieces.data() + first, count);
+    // At most IOV_MAX pieces and kWriteBehindPiece bytes per call (a piece is never larger).
+    std::size_t count = 1, bytes = pieces[first].iov_len;
+    while (first + count < pieces.size() && count < IOV_MAX &&
+           bytes + pieces[first + count].iov_len <= kWriteBehindPiece)
+      bytes += pieces[first + count++].iov_len;
+    const ssize_t written = ::writev(fd, pieces.data() + first, static_cast<int>(count));
     if (written < 0) {
       if (errno == EINTR) continue;
       io_fail(path, "cannot write safetensors data", errno);
+    }
+    done += written;
+    const bool last_call = first + count == pieces.size();
+    if (start >= 0 && (done - started >= static_cast<std::int64_t>(kWriteBehindPiece) || last_call)) {
+      start_writeback(fd, start + started, done - started);
+      started = done;
     }
     auto left = static_cast<std::size_t>(written);
     while (first < pieces.size() && left >= pieces[first].iov_len) {

@@ -54,7 +54,8 @@ void read_file(const std::string& path, const DatasetInfo& info, std::map<std::i
   }
   for (std::size_t i = 0; i < index.size(); ++i) {
     Episode e{index[i], length[i], chunk[i], file[i], from[i], to[i], {}, tasks[i]};
-    if (e.length < 1 || e.to_index - e.from_index != e.length)
+    // The range is checked before its width is computed: [from, to) with 0 <= from <= to.
+    if (e.length < 1 || e.from_index < 0 || e.to_index < e.from_index || e.to_index - e.from_index != e.length)
       throw FormatError(path + ": episode " + std::to_string(e.index) + " has length " + std::to_string(e.length) +
                         " but rows [" + std::to_string(e.from_index) + ", " + std::to_string(e.to_index) + ")");
     for (const auto& [key, chunks] : video_chunk)

@@ -5,7 +5,9 @@
 #include <parquet/exception.h>
 
 #include <boost/json.hpp>
+#include <filesystem>
 
+#include "../parquet_claims.hpp"
 #include "documents.hpp"
 #include "shardkit/error.hpp"
 
@@ -88,6 +90,8 @@ void read_parquet(const std::string& file, const std::string& column, Documents&
   try {
     const auto input = value_or_throw(arrow::io::ReadableFile::Open(file), file);
     reader = value_or_throw(parquet::arrow::OpenFile(input, arrow::default_memory_pool()), file);
+    datasets::check_parquet_claims(*reader->parquet_reader()->metadata(),
+                                   static_cast<std::int64_t>(std::filesystem::file_size(file)), file);
     if (const auto status = reader->GetSchema(&schema); !status.ok()) throw FormatError(file + ": " + status.ToString());
   } catch (const parquet::ParquetException& e) {
     throw FormatError(file + ": not a readable parquet file (" + e.what() + ")");
@@ -116,6 +120,10 @@ void read_parquet(const std::string& file, const std::string& column, Documents&
   // Each column's place: its chunk and the row within it.
   std::vector<std::pair<int, std::int64_t>> at(kept.size(), {0, 0});
   const auto rows = kept.front().second->length();
+  for (const auto& [name, values] : kept)
+    if (values->length() != rows)
+      throw FormatError(file + ": column '" + name + "' holds " + std::to_string(values->length()) + " rows, column '" +
+                        kept.front().first + "' " + std::to_string(rows) + "; the file is damaged (re-download it)");
   for (std::int64_t row = 0; row < rows; ++row) {
     const auto where = file + ":" + std::to_string(row + 1);
     boost::json::object record;

@@ -2,6 +2,7 @@
 #include "text_test_util.hpp"  // before Catch (it brings LibTorch): CHECK is Catch's
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 
 using namespace shardkit::test;
 
@@ -34,6 +35,21 @@ TEST_CASE("missing files and folders without data are named", "[text][errors]") 
   bad_tok["path"] = dir / "a.txt";
   CHECK(contains(text_error(bad_tok), "no-tokenizer: no such tokenizer.json file"));
 }
+
+#if SHARDKIT_TEXT_PARQUET
+TEST_CASE("a parquet file whose footer claims more rows than it holds is refused before reading",
+          "[text][errors][limits]") {
+  // Found by the text_documents fuzz target: 987 bytes whose row group claims 6,956,185,214
+  // rows made Arrow reserve and clear gigabytes before it found the pages short.
+  TempDir dir;
+  const std::string found = std::string(SHARDKIT_SOURCE_DIR) +
+                            "/tests/fuzz/text_documents_corpus/found_row_group_claims_7e9_rows";
+  std::filesystem::copy_file(found, dir / "claims.parquet");
+  const auto message = text_error(with(dir, dir / "claims.parquet"));
+  CHECK(contains(message, dir / "claims.parquet" + ": row group 0 claims 6956185214 rows in a file of 987 bytes"));
+  CHECK(contains(message, "re-download it"));
+}
+#endif
 
 TEST_CASE("an unknown column names the columns present", "[text][errors]") {
   TempDir dir;

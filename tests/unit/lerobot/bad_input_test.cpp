@@ -78,6 +78,24 @@ TEST_CASE("a data file the episodes table lists but the disk lacks", "[lerobot][
   CHECK_THAT(open_error({{"root", root}}), Contains(root + "/meta/episodes") && Contains("no episodes table"));
 }
 
+TEST_CASE("an episode whose row range is backwards or overflows is refused, naming the table", "[lerobot][bad]") {
+  // Found by the lerobot_parquet fuzz target: to - from overflowed int64 before the check.
+  TempDir dir("sk-lerobot-bad");
+  const auto root = copy_tiny("video", dir);
+  const auto set = [&](const std::string& column, const std::string& value) {
+    rewrite_episodes(root, "c = '" + column + "'\n"
+                           "t = t.set_column(t.schema.get_field_index(c), c, pa.array([" + value +
+                           "] * t.num_rows, pa.int64()))");
+  };
+  set("dataset_from_index", "-1");
+  set("dataset_to_index", "2**63 - 1");
+  CHECK_THAT(open_error({{"root", root}}),
+             Contains(root + "/" + kEpisodes) && Contains("rows [-1, 9223372036854775807)"));
+  set("dataset_from_index", "5");
+  set("dataset_to_index", "2");
+  CHECK_THAT(open_error({{"root", root}}), Contains(root + "/" + kEpisodes) && Contains("rows [5, 2)"));
+}
+
 TEST_CASE("an empty, malformed or out-of-range episode list", "[lerobot][bad]") {
   const auto root = tiny_dataset("video");
   CHECK_THAT(open_error({{"root", root}, {"episodes", std::string("[]")}}),

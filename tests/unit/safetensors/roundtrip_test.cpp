@@ -80,6 +80,29 @@ TEST_CASE("every dtype round-trips through a file, with scalars, empty tensors a
   CHECK_FALSE(file.contains("full.f32"));
 }
 
+TEST_CASE("a file written in many calls is the bytes serialize gives", "[safetensors]") {
+  // The writer hands the disk 16 MiB at a time (write-behind) and at most IOV_MAX pieces per
+  // call: 1500 small tensors, and large ones that end off every piece boundary, must all land
+  // in order, whole.
+  std::vector<std::vector<std::uint8_t>> storage;
+  std::vector<st::TensorRef> refs;
+  storage.reserve(1504);
+  for (int i = 0; i < 1500; ++i) {
+    storage.push_back(pattern(4 * static_cast<std::size_t>(1 + i % 7), i));
+    refs.push_back({"small." + std::to_string(i), st::DType::F32, {1 + i % 7}, storage.back().data(),
+                    storage.back().size()});
+  }
+  constexpr std::int64_t kMiB = 1 << 20;
+  for (const std::int64_t n : {5 * kMiB, 16 * kMiB + 3, 9 * kMiB, std::int64_t{1}}) {
+    storage.push_back(pattern(static_cast<std::size_t>(n), static_cast<int>(n % 97)));
+    refs.push_back({"large." + std::to_string(n), st::DType::U8, {n}, storage.back().data(), storage.back().size()});
+  }
+  shardkit_test::TempDir dir;
+  const std::string path = dir.file("many.safetensors");
+  st::write_file(path, refs);
+  CHECK(shardkit_test::read_bytes(path) == st::serialize(refs));
+}
+
 TEST_CASE("no tensors and no metadata is a valid file", "[safetensors]") {
   const auto bytes = st::serialize({});
   CHECK(bytes == shardkit_test::with_length(8, "{}      "));
