@@ -22,9 +22,9 @@ BUILD=${1:-build}
 ROUNDS=${ROUNDS:-5} NUM_TENSORS=${NUM_TENSORS:-64} NUMEL=${NUMEL:-4194304}
 VENV=${SHARDKIT_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/shardkit/venv-torch-2.15.0}
 TORCH_PYTHON=${TORCH_PYTHON:-$VENV/bin/python}
-DIR=${DIR:-$(mktemp -d)}
 OUT=$(mktemp -d)
-trap 'rm -rf "$OUT" "$DIR"/bench-*.safetensors*' EXIT
+if [ -z "${DIR:-}" ]; then DIR=$(mktemp -d); MADE_DIR=1; fi
+trap 'rm -rf "$OUT" "$DIR"/bench-*.safetensors*; [ -z "${MADE_DIR:-}" ] || rmdir "$DIR"' EXIT
 mkdir -p "$DIR"
 [ "${BUILD_FIRST:-1}" = 0 ] || cmake --build "$BUILD" --target bench_safetensors_io -j2 >&2
 SRC="$DIR/bench-source.safetensors"
@@ -53,7 +53,9 @@ for round in $(seq "$ROUNDS"); do
   for k in 0 1 2; do
     side=${sides[$(((round + k) % 3))]}
     fresh
-    echo "$round $side $($side)" >> "$OUT/times"
+    t=$($side)  # a failed save stops the run here (set -e), never an empty time
+    [ -n "$t" ] || { echo "$side printed no time in round $round" >&2; exit 1; }
+    echo "$round $side $t" >> "$OUT/times"
   done
   echo "round $round of $ROUNDS: $(grep "^$round " "$OUT/times" | cut -d' ' -f2- | tr '\n' ' ')" >&2
 done

@@ -95,7 +95,16 @@ class DataFile {
     buffer_.clear();
   }
   void write_all(const char* bytes, std::size_t n) noexcept {
-    if (error_ == 0) error_ = write_fully(fd_, bytes, n);
+    if (error_ != 0) return;
+    error_ = write_fully(fd_, bytes, n);
+    if (error_ != 0) return;
+    // Blobs gathered in the buffer are handed to the disk every kWriteBehindPiece as well
+    // (write_fully does it within one large write only).
+    written_ += static_cast<std::int64_t>(n);
+    if (written_ - started_ >= static_cast<std::int64_t>(kWriteBehindPiece)) {
+      start_writeback(fd_, started_, written_ - started_);
+      started_ = written_;
+    }
   }
   std::string describe(const char* what, int err) const {
     return "DCP save: " + std::string(what) + " " + path_ + ": " + std::strerror(err);
@@ -104,6 +113,7 @@ class DataFile {
   int fd_ = -1;
   int error_ = 0;  ///< errno of the first failed write; 0 while every write succeeded
   std::int64_t size_ = 0;
+  std::int64_t written_ = 0, started_ = 0;  ///< bytes in the file; the end of what was handed to the disk
   std::vector<char> buffer_;
 };
 

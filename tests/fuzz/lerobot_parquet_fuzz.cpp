@@ -61,12 +61,13 @@ const Copies& copies() {
 void read_frames(const DatasetInfo& info, const std::map<std::int64_t, Episode>& episodes) {
   std::vector<std::int64_t> all;
   std::int64_t frames = 0;
+  bool counted = true;  // lengths up to 2^63 - 1 each: their sum may not fit
   for (const auto& [index, e] : episodes) {
     all.push_back(index);
-    frames += e.length;
+    counted = counted && !__builtin_add_overflow(frames, e.length, &frames);
   }
   const FrameTable table(info, episodes, all);
-  if (table.num_rows() != frames) std::abort();
+  if (counted && table.num_rows() != frames) std::abort();
   for (const auto& [name, column] : table.columns())
     if (column.size(0) != table.num_rows()) std::abort();
 }

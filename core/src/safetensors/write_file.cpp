@@ -31,7 +31,10 @@ constexpr std::size_t kMaxChunk = kWriteBehindPiece;
 // short writes and EINTR; every kWriteBehindPiece bytes in the page cache are handed to the
 // disk while the rest is copied (start_writeback), so that the final fsync waits for the tail.
 void write_all(int fd, std::vector<iovec> pieces, const std::string& path) {
-  const off_t start = ::lseek(fd, 0, SEEK_CUR);
+  std::size_t total = 0;
+  for (const auto& piece : pieces) total += piece.iov_len;
+  // Small writes (a header, a small tensor of a streamed file) are left to the fsync.
+  const off_t start = total >= kWriteBehindMin ? ::lseek(fd, 0, SEEK_CUR) : off_t{-1};
   std::int64_t done = 0, started = 0;
   std::size_t first = 0;
   while (first < pieces.size()) {

@@ -88,8 +88,7 @@ ParquetTable::ParquetTable(const std::string& path) : path_(path) {
   try {
     auto file = value_or_throw(arrow::io::ReadableFile::Open(path), what);
     auto reader = value_or_throw(parquet::arrow::OpenFile(file, arrow::default_memory_pool()), what);
-    datasets::check_parquet_claims(*reader->parquet_reader()->metadata(),
-                                   static_cast<std::int64_t>(std::filesystem::file_size(path)), path);
+    datasets::check_parquet_claims(*reader->parquet_reader()->metadata(), value_or_throw(file->GetSize(), what), path);
     table_ = value_or_throw(reader->ReadTable(), what);
   } catch (const FormatError&) {
     throw;

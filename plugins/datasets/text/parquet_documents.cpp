@@ -5,7 +5,6 @@
 #include <parquet/exception.h>
 
 #include <boost/json.hpp>
-#include <filesystem>
 
 #include "../parquet_claims.hpp"
 #include "documents.hpp"
@@ -90,8 +89,7 @@ void read_parquet(const std::string& file, const std::string& column, Documents&
   try {
     const auto input = value_or_throw(arrow::io::ReadableFile::Open(file), file);
     reader = value_or_throw(parquet::arrow::OpenFile(input, arrow::default_memory_pool()), file);
-    datasets::check_parquet_claims(*reader->parquet_reader()->metadata(),
-                                   static_cast<std::int64_t>(std::filesystem::file_size(file)), file);
+    datasets::check_parquet_claims(*reader->parquet_reader()->metadata(), value_or_throw(input->GetSize(), file), file);
     if (const auto status = reader->GetSchema(&schema); !status.ok()) throw FormatError(file + ": " + status.ToString());
   } catch (const parquet::ParquetException& e) {
     throw FormatError(file + ": not a readable parquet file (" + e.what() + ")");
