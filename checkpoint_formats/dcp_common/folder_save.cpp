@@ -49,6 +49,7 @@ class DataFile {
   explicit DataFile(std::string path) : path_(std::move(path)) {
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd_ < 0) throw FormatError(describe("cannot create", errno));
+    behind_ = WriteBehind(fd_, 0);
     buffer_.reserve(kBuffer);  // append() then never allocates
   }
   ~DataFile() {
@@ -95,16 +96,9 @@ class DataFile {
     buffer_.clear();
   }
   void write_all(const char* bytes, std::size_t n) noexcept {
-    if (error_ != 0) return;
-    error_ = write_fully(fd_, bytes, n);
-    if (error_ != 0) return;
-    // Blobs gathered in the buffer are handed to the disk every kWriteBehindPiece as well
-    // (write_fully does it within one large write only).
-    written_ += static_cast<std::int64_t>(n);
-    if (written_ - started_ >= static_cast<std::int64_t>(kWriteBehindPiece)) {
-      start_writeback(fd_, started_, written_ - started_);
-      started_ = written_;
-    }
+    // Counted for the whole file, so that blobs gathered in the buffer are handed to the disk
+    // every kWriteBehindPiece as large writes are.
+    if (error_ == 0) error_ = write_fully(fd_, bytes, n, &behind_);
   }
   std::string describe(const char* what, int err) const {
     return "DCP save: " + std::string(what) + " " + path_ + ": " + std::strerror(err);
@@ -113,7 +107,7 @@ class DataFile {
   int fd_ = -1;
   int error_ = 0;  ///< errno of the first failed write; 0 while every write succeeded
   std::int64_t size_ = 0;
-  std::int64_t written_ = 0, started_ = 0;  ///< bytes in the file; the end of what was handed to the disk
+  WriteBehind behind_{-1, 0};  ///< the file's write-behind, from its first byte
   std::vector<char> buffer_;
 };
 

@@ -28,22 +28,20 @@ using namespace shardkit::lerobot;
 
 // A copy of one tiny dataset whose file `relative` the fuzzer's input replaces.
 struct Copy {
+  std::string name;  // its folder under the temporary folder
   std::string root;
   std::string target;
   DatasetInfo info;
   std::map<std::int64_t, Episode> episodes;  // read from the copy before any input replaced its files
 
-  Copy(const std::string& dataset, const std::string& name, const std::string& relative) {
+  Copy(const std::string& dataset, const std::string& folder, const std::string& relative) : name(folder) {
     root = (shardkit::fuzz::temp_folder() / name).string();
     fs::copy(fs::path(SHARDKIT_TINY_DATASETS) / dataset, root, fs::copy_options::recursive);
     target = relative;
     info = read_dataset_info(root);
     episodes = read_episodes(info);
   }
-  void replace(std::string_view bytes) const {
-    shardkit::fuzz::write_temp_file(fs::relative(fs::path(root) / target, shardkit::fuzz::temp_folder()).string(),
-                                    bytes);
-  }
+  void replace(std::string_view bytes) const { shardkit::fuzz::write_temp_file(name + "/" + target, bytes); }
 };
 
 struct Copies {

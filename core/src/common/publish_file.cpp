@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "shardkit/error.hpp"
 #include "shardkit/files.hpp"
@@ -35,22 +36,22 @@ void start_writeback(int fd, std::int64_t offset, std::int64_t length) noexcept 
   if (length > 0) (void)::sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE);
 }
 
-int write_fully(int fd, const void* data, std::size_t size) noexcept {
+int write_fully(int fd, const void* data, std::size_t size, WriteBehind* behind) noexcept {
   const auto* bytes = static_cast<const char*>(data);
   // Large writes go in pieces, each handed to the disk as soon as it is in the page cache.
-  const off_t start = size >= kWriteBehindMin ? ::lseek(fd, 0, SEEK_CUR) : off_t{-1};
-  std::size_t done = 0, started = 0;
+  std::optional<WriteBehind> own;
+  if (behind == nullptr && size >= kWriteBehindMin)
+    if (const off_t at = ::lseek(fd, 0, SEEK_CUR); at >= 0) behind = &own.emplace(fd, at);
+  std::size_t done = 0;
   while (done < size) {
-    const auto piece = start >= 0 ? std::min(size - done, kWriteBehindPiece) : size - done;
+    const auto piece = behind != nullptr ? std::min(size - done, kWriteBehindPiece) : size - done;
     const auto n = ::write(fd, bytes + done, piece);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return n < 0 ? errno : EIO;  // no progress and no reason: never loop
     done += static_cast<std::size_t>(n);
-    if (start >= 0 && (done - started >= kWriteBehindPiece || done == size)) {
-      start_writeback(fd, start + static_cast<off_t>(started), static_cast<std::int64_t>(done - started));
-      started = done;
-    }
+    if (behind != nullptr) behind->wrote(n);
   }
+  if (own) own->flush();
   return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <functional>
+#include <optional>
 
 #include "format_internal.hpp"
 #include "shardkit/error.hpp"
@@ -34,8 +35,9 @@ void write_all(int fd, std::vector<iovec> pieces, const std::string& path) {
   std::size_t total = 0;
   for (const auto& piece : pieces) total += piece.iov_len;
   // Small writes (a header, a small tensor of a streamed file) are left to the fsync.
-  const off_t start = total >= kWriteBehindMin ? ::lseek(fd, 0, SEEK_CUR) : off_t{-1};
-  std::int64_t done = 0, started = 0;
+  std::optional<WriteBehind> behind;
+  if (total >= kWriteBehindMin)
+    if (const off_t at = ::lseek(fd, 0, SEEK_CUR); at >= 0) behind.emplace(fd, at);
   std::size_t first = 0;
   while (first < pieces.size()) {
     // At most IOV_MAX pieces and kWriteBehindPiece bytes per call (a piece is never larger).
@@ -48,12 +50,7 @@ void write_all(int fd, std::vector<iovec> pieces, const std::string& path) {
       if (errno == EINTR) continue;
       io_fail(path, "cannot write safetensors data", errno);
     }
-    done += written;
-    const bool last_call = first + count == pieces.size();
-    if (start >= 0 && (done - started >= static_cast<std::int64_t>(kWriteBehindPiece) || last_call)) {
-      start_writeback(fd, start + started, done - started);
-      started = done;
-    }
+    if (behind) behind->wrote(written);
     auto left = static_cast<std::size_t>(written);
     while (first < pieces.size() && left >= pieces[first].iov_len) {
       left -= pieces[first].iov_len;
@@ -64,6 +61,7 @@ void write_all(int fd, std::vector<iovec> pieces, const std::string& path) {
       pieces[first].iov_len -= left;
     }
   }
+  if (behind) behind->flush();
 }
 
 // The pieces to write, each at most kMaxChunk bytes, empty tensors left out.

@@ -208,17 +208,25 @@ TEST_CASE("an adapter_config.json whose r is not an integer is a configuration e
   CHECK_FALSE(contains(r.output, "boost"));
 }
 
+namespace {
+/// shardkit-train with --policy.path at a model folder holding only `config` as its config.json.
+ProcessResult train_from_config(const TempDir& tmp, const std::string& config, std::vector<std::string> flags) {
+  fs::create_directories(tmp / "base");
+  std::ofstream(tmp / "base/config.json") << config;
+  flags.insert(flags.begin(), {"--policy.path=" + (tmp / "base"), "--output_dir=" + (tmp / "run"), "--num_threads=1"});
+  return run_program("shardkit-train", flags);
+}
+}  // namespace
+
 TEST_CASE("a config.json whose llama3 rope scaling has an original_max_position_embeddings no context has is refused "
           "naming it", "[train][errors]") {
   // Found while writing the hf_config fuzz target and confirmed by it (its corpus keeps the input): UBSan saw 1e300 converted to an
   // integer it does not fit.
   TempDir tmp;
-  fs::create_directories(tmp / "base");
-  std::ofstream(tmp / "base/config.json") << R"({"model_type": "llama", "vocab_size": 64, "hidden_size": 16,
+  const auto r = train_from_config(tmp, R"({"model_type": "llama", "vocab_size": 64, "hidden_size": 16,
       "intermediate_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2, "rope_scaling": {"rope_type": "llama3",
-      "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 1e300}})";
-  const auto r = run_program("shardkit-train", {"--policy.path=" + (tmp / "base"), "--output_dir=" + (tmp / "run"),
-                                                "--num_threads=1"});
+      "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 1e300}})",
+                                   {});
   INFO(r.output);
   CHECK(r.exit_code == 2);
   CHECK(contains(r.output, "--policy.rope_scaling: \"original_max_position_embeddings\" is "));
@@ -229,11 +237,9 @@ TEST_CASE("a config.json whose token id is no id is refused at start-up, not at 
   // Found by reading for the hf_config fuzz target: the writer of each checkpoint's config.json
   // refused it, after training, so that the run's first save failed.
   TempDir tmp;
-  fs::create_directories(tmp / "base");
-  std::ofstream(tmp / "base/config.json") << R"({"model_type": "llama", "vocab_size": 64, "hidden_size": 16,
-      "intermediate_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2, "bos_token_id": "<s>"})";
-  const auto r = run_program("shardkit-train", {"--policy.path=" + (tmp / "base"), "--output_dir=" + (tmp / "run"),
-                                                "--num_threads=1", "--steps=1"});
+  const auto r = train_from_config(tmp, R"({"model_type": "llama", "vocab_size": 64, "hidden_size": 16,
+      "intermediate_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2, "bos_token_id": "<s>"})",
+                                   {"--steps=1"});
   INFO(r.output);
   CHECK(r.exit_code == 2);
   CHECK(contains(r.output, "--policy.bos_token_id=<s> is not null, a token id or a list of token ids"));
