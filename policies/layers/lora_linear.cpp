@@ -52,9 +52,21 @@ void LoraLinearImpl::enable_lora(std::int64_t r, double alpha, double dropout) {
 }
 
 torch::Tensor LoraLinearImpl::forward(const torch::Tensor& x) {
-  auto out = torch::nn::functional::linear(x, weight, bias);
-  if (!lora_enabled()) return out;
-  return out + lora_B(lora_A(shardkit::nn::dropout(x, dropout_, is_training()))) * scaling_;
+  if (!lora_enabled()) return torch::nn::functional::linear(x, weight, bias);
+  // base(x) + lora_B(lora_A(dropout(x))) * scaling, with the adapter's product and the scaling
+  // accumulated into the base output by one GEMM (beta 1, alpha scaling): no output-sized
+  // product, scaled copy and sum, forward or backward. Rows are flattened so that the output
+  // is a tensor of its own, not a view, when the GEMM writes into it.
+  const auto rows = x.reshape({-1, x.size(-1)});
+  auto out = torch::nn::functional::linear(rows, weight, bias);
+  const auto down = lora_A(shardkit::nn::dropout(rows, dropout_, is_training()));
+  if (out.scalar_type() == down.scalar_type() && down.scalar_type() == lora_B->weight.scalar_type())
+    out.addmm_(down, lora_B->weight.t(), 1.0, scaling_);
+  else  // autocast computes the linear maps in a lower precision than the parameters: its own casts
+    out = out + lora_B(down) * scaling_;
+  auto shape = x.sizes().vec();
+  shape.back() = out.size(-1);
+  return out.view(shape);
 }
 
 }  // namespace shardkit::nn

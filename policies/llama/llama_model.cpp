@@ -48,14 +48,18 @@ torch::Tensor LlamaAttentionImpl::forward(const torch::Tensor& x, const torch::T
   auto k = apply_rotary(heads(k_proj(x), k_norm), cos, sin);
   auto v = heads(v_proj(x), none);
   const auto groups = c_.num_attention_heads / c_.num_key_value_heads;
-  if (groups > 1) {  // head h reads key/value head h / groups (transformers' repeat_kv)
-    k = k.repeat_interleave(groups, 1);
-    v = v.repeat_interleave(groups, 1);
-  }
   const double dropout = is_training() ? c_.attention_dropout : 0.0;
-  const auto out = at::scaled_dot_product_attention(q, k, v, mask, dropout, false,
-                                                    1.0 / std::sqrt(static_cast<double>(c_.head_dim))) *
-                   keep.to(q.scalar_type());
+  const double scale = 1.0 / std::sqrt(static_cast<double>(c_.head_dim));
+  torch::Tensor out;
+  if (!mask.defined()) {  // causal only: sdpa's own mask, and head h reads key/value head h / groups in place
+    out = at::scaled_dot_product_attention(q, k, v, {}, dropout, true, scale, groups > 1);
+  } else {
+    if (groups > 1) {  // transformers' repeat_kv: sdpa with an explicit mask
+      k = k.repeat_interleave(groups, 1);
+      v = v.repeat_interleave(groups, 1);
+    }
+    out = at::scaled_dot_product_attention(q, k, v, mask, dropout, false, scale) * keep.to(q.scalar_type());
+  }
   return o_proj(out.transpose(1, 2).reshape({batch, seq, -1}));
 }
 
@@ -108,10 +112,17 @@ torch::Tensor LlamaModelImpl::forward(const torch::Tensor& input_ids, const torc
     inputs.push_back(std::move(mask));
     inputs.push_back(std::move(keep));
   };
-  add_mask(0);
   // The sliding layers' mask too, when some layer slides and a sequence is longer than the window.
   const bool slides = std::find(c_.sliding_layers.begin(), c_.sliding_layers.end(), true) != c_.sliding_layers.end();
-  if (slides && seq > c_.sliding_window) add_mask(c_.sliding_window);
+  const bool windowed = slides && seq > c_.sliding_window;
+  // No padding, no packed sequences, no window: the layers get no mask and attend causally
+  // (transformers' is_causal path), which spares sdpa a (B, 1, T, T) mask and GQA its repeats.
+  if (!position_ids.defined() && !windowed && (!attention_mask.defined() || attention_mask.all().item<bool>())) {
+    inputs.insert(inputs.end(), {torch::Tensor(), torch::Tensor()});
+  } else {
+    add_mask(0);
+    if (windowed) add_mask(c_.sliding_window);
+  }
   for (std::size_t i = 0; i < layers->size(); ++i) {
     inputs[0] = x;
     try {

@@ -32,7 +32,8 @@ class LlamaAttentionImpl : public torch::nn::Module {
  public:
   explicit LlamaAttentionImpl(const LlamaConfig& c);
   /// x (B, T, hidden); cos, sin (T, head_dim); mask (B, 1, T, T) bool, true = may attend, and
-  /// keep (B, 1, T, 1), 0 for a query whose output is zeroed: sdpa_mask's pair.
+  /// keep (B, 1, T, 1), 0 for a query whose output is zeroed: sdpa_mask's pair; or both
+  /// undefined: causal attention with nothing padded or packed.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
                         const torch::Tensor& mask, const torch::Tensor& keep);
 
@@ -57,8 +58,8 @@ TORCH_MODULE(LlamaMLP);
 /// One decoder layer, the wrap unit (named as the family's class: LlamaDecoderLayer,
 /// Qwen2DecoderLayer, ...): x + attn(norm(x)), then + mlp(norm(.)).
 /// Inputs {x (B, T, hidden), cos, sin (T, head_dim), mask (B, 1, T, T) bool, keep (B, 1, T, 1)
-/// [, sliding mask, sliding keep]} (sdpa_mask's pairs); output {x}. A sliding layer attends with
-/// the sliding pair.
+/// [, sliding mask, sliding keep]} (sdpa_mask's pairs, or one undefined pair: causal only);
+/// output {x}. A sliding layer attends with the sliding pair.
 class LlamaDecoderLayerImpl : public nn::ListBlock {
  public:
   LlamaDecoderLayerImpl(const LlamaConfig& c, bool sliding);

@@ -81,9 +81,11 @@ PolicyOutput LlamaPolicy::forward(const Batch& batch) {
   const auto mask = attention_mask(batch);
   auto labels = batch.count("labels") ? batch.at("labels")
                                       : (mask.defined() ? ids.masked_fill(mask.eq(0), kIgnoreIndex) : ids);
-  const auto logits = logits_of(ids, mask, batch_tensor(batch, "position_ids"));
+  // The last position predicts nothing: its hidden state is left out before the output layer,
+  // so that the logits, the largest tensors of a step, are made contiguous and never copied.
   const auto seq = ids.size(1);
-  const auto predicted = logits.narrow(1, 0, seq - 1).to(torch::kFloat32).reshape({-1, config_.vocab_size});
+  const auto hidden = model->forward(ids, mask, batch_tensor(batch, "position_ids")).narrow(1, 0, seq - 1);
+  const auto predicted = head(hidden).to(torch::kFloat32).reshape({-1, config_.vocab_size});
   const auto targets = labels.narrow(1, 1, seq - 1).reshape({-1}).to(torch::kLong);
   const auto sum = torch::nn::functional::cross_entropy(
       predicted, targets,
@@ -134,7 +136,10 @@ std::string LlamaPolicy::pretrained_config_json() const {
 
 /// Per-token logits (B, T, vocab_size) for `input_ids`, `attention_mask` and `position_ids`.
 torch::Tensor LlamaPolicy::logits_of(const torch::Tensor& ids, const torch::Tensor& mask, const torch::Tensor& positions) {
-  const auto hidden = model->forward(ids, mask, positions);
+  return head(model->forward(ids, mask, positions));
+}
+
+torch::Tensor LlamaPolicy::head(const torch::Tensor& hidden) {
   return lm_head ? lm_head(hidden) : torch::matmul(hidden, model->embed_tokens->weight.t());
 }
 

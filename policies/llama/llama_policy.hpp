@@ -62,6 +62,8 @@ class LlamaPolicy final
 
  private:
   torch::Tensor logits_of(const torch::Tensor& ids, const torch::Tensor& mask, const torch::Tensor& positions);
+  /// The output layer: logits of final hidden states (lm_head, or the tied token embeddings).
+  torch::Tensor head(const torch::Tensor& hidden);
   void initialize();
   void check_sequence_length(std::int64_t length, const Config* full, const std::string& path) const;
   void load_folder(const std::string& path, bool weights, bool peft, spdlog::logger* log);

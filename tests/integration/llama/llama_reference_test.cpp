@@ -1,6 +1,7 @@
 // shardkit's llama policy against transformers' LlamaForCausalLM: tiny random folders made by
 // transformers (tied and sharded, untied in one file, bf16) load with their keys, and give the
-// same logits (every position of a right-padded batch), next-token logits and loss.
+// same logits (every position of a right-padded batch, and its unpadded row alone), next-token
+// logits and loss.
 #include <torch/torch.h>  // before Catch, so that CHECK is Catch's
 
 #include <catch2/catch.hpp>
@@ -43,6 +44,15 @@ void check_against_transformers(const std::string& folder, bool tied, const std:
   WARN(what << ": largest |logit difference| to transformers " << worst << " (logits up to "
             << expected.abs().max().item<double>() << ")");
   CHECK(torch::allclose(logits, expected, kTolerance, kTolerance));
+
+  // The unpadded first row alone, with no mask and with an all-ones mask: the causal path
+  // (sdpa's own causal mask, grouped key/value heads read in place) gives the same logits.
+  REQUIRE(reference.at("attention_mask")[0].all().item<bool>());
+  const auto row = reference.at("input_ids").narrow(0, 0, 1);
+  auto* lm = capability<CausalLanguageModel>(*policy);
+  torch::NoGradGuard no_grad;
+  for (const auto& batch : {Batch{{"input_ids", row}}, Batch{{"input_ids", row}, {"attention_mask", torch::ones_like(row)}}})
+    CHECK(torch::allclose(lm->logits(batch), expected.narrow(0, 0, 1), kTolerance, kTolerance));
 
   // Next-token logits at each row's last real position.
   const auto& mask = reference.at("attention_mask");
