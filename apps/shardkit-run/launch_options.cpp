@@ -41,6 +41,8 @@ constexpr const char* kUsage =
     "  --grace-period-s=SECONDS  between SIGTERM and SIGKILL when stopping workers (default 30)\n"
     "  --monitor-interval=SECONDS  how often to check workers (default 0.1)\n"
     "  --no-python             accepted: PROGRAM is always executed as is\n"
+    "  --cpu-bind=cores|none   cores: pin each local rank to its own contiguous share of the\n"
+    "                          CPUs the launcher may use, as srun --cpu-bind=cores (default none)\n"
     "accelerate launch's spellings of the same (not mixed with torchrun's for one thing):\n"
     "  --num-processes=N       processes in all, over --num-machines (default 1)\n"
     "  --num-machines=M, --machine-rank=K, --main-process-ip=HOST, --main-process-port=PORT\n"
@@ -73,6 +75,7 @@ const std::map<std::string, Arity>& known_flags() {
       {"num-processes", Arity::Value},  {"num-machines", Arity::Value},
       {"machine-rank", Arity::Value},   {"main-process-ip", Arity::Value},
       {"main-process-port", Arity::Value}, {"num-cpu-threads-per-process", Arity::Value},
+      {"cpu-bind", Arity::Value},
       {"multi-gpu", Arity::Bool},       {"cpu", Arity::Bool},
       {"same-network", Arity::Bool},    {"mixed-precision", Arity::Value},
   };
@@ -320,6 +323,12 @@ LaunchOptions parse_launch_options(const std::vector<std::string>& args) {
     options.omp_threads = parse_int("--num-cpu-threads-per-process", *v);
     if (options.omp_threads < 1)
       throw ConfigError("--num-cpu-threads-per-process=" + *v + ": need at least one thread");
+  }
+  if (auto v = value("cpu-bind")) {
+    if (*v != "cores" && *v != "none")
+      throw ConfigError("--cpu-bind=" + *v + ": expected cores (each local rank pinned to its own share of the "
+                        "CPUs) or none");
+    options.cpu_bind = *v == "cores";
   }
   for (const char* name : {"redirects", "tee"})
     if (auto v = value(name))

@@ -26,6 +26,7 @@ struct LaunchOptions {
   double timeout_s = 900;               ///< --timeout-s: rendezvous and store waits
   double grace_period_s = 30;           ///< --grace-period-s: SIGTERM -> SIGKILL delay
   int omp_threads = 0;                  ///< accelerate's --num-cpu-threads-per-process (0 = not given)
+  bool cpu_bind = false;                ///< --cpu-bind=cores: each local rank on its own CPUs
   bool help = false;                    ///< --help
   std::vector<std::string> program;     ///< the program, then its arguments
   /// Flags that were accepted but change nothing, one note each (printed at debug level).

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_binding.hpp"
 #include "launch_options.hpp"
 #include "rendezvous.hpp"
 #include "shardkit/error.hpp"
@@ -54,6 +55,17 @@ int launch(const LaunchOptions& options) {
   if (omp_threads_default(options))
     say("setting OMP_NUM_THREADS=1 for each worker by default, to avoid overloading the "
         "system; tune it for your application if needed");
+  if (options.cpu_bind) {  // the shares each local rank gets, as the supervisor computes them
+    const auto cpus = allowed_cpus();
+    if (cpus.empty())
+      throw shardkit::RuntimeError("--cpu-bind=cores: cannot read the CPUs this process may run on (sched_getaffinity "
+                         "failed); run without --cpu-bind");
+    const auto shares = split_cpus(cpus, options.nproc_per_node);
+    std::string text;
+    for (std::size_t r = 0; r < shares.size(); ++r)
+      text += (r ? ", " : "") + std::string("local rank ") + std::to_string(r) + " on CPU " + cpu_list_text(shares[r]);
+    say("--cpu-bind=cores: " + text);
+  }
   int code;
   {
     ScratchDir scratch;

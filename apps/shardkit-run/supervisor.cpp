@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "cpu_binding.hpp"
 #include "error_file.hpp"
 #include "shardkit/error.hpp"
 #include "worker_env.hpp"
@@ -70,8 +71,11 @@ std::vector<WorkerSpec> Supervisor::worker_specs(int attempt, std::vector<std::s
   std::vector<WorkerSpec> specs;
   const std::string attempt_dir = "attempt_" + std::to_string(attempt);
   if (!options_.log_dir.empty()) make_dirs(fs::path(options_.log_dir) / attempt_dir, "--log-dir");
+  const auto cpu_shares = options_.cpu_bind ? split_cpus(allowed_cpus(), options_.nproc_per_node)
+                                            : std::vector<std::vector<int>>();
   for (int local = 0; local < options_.nproc_per_node; ++local) {
     WorkerSpec spec;
+    if (!cpu_shares.empty()) spec.cpus = cpu_shares[static_cast<std::size_t>(local)];
     spec.local_rank = local;
     spec.rank = options_.node_rank * options_.nproc_per_node + local;
     const std::string rank_name = "rank_" + std::to_string(spec.rank);

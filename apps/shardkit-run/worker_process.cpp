@@ -2,6 +2,7 @@
 #include "worker_process.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -72,6 +73,11 @@ SpawnedWorker spawn_worker(const WorkerSpec& spec) {
                          ? static_cast<int>(limit.rlim_cur)
                          : 65536;
   const pid_t parent = ::getpid();
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  for (const int cpu : spec.cpus) CPU_SET(cpu, &cpus);
+  const std::string affinity_error =
+      "shardkit-run: cannot pin rank " + std::to_string(spec.rank) + " to its CPUs (it runs unpinned): ";
 
   const pid_t pid = ::fork();
   if (pid < 0) {
@@ -85,6 +91,12 @@ SpawnedWorker spawn_worker(const WorkerSpec& spec) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(128 + SIGKILL);  // the launcher died before prctl
     reset_signals_in_child();
+    if (!spec.cpus.empty() && ::sched_setaffinity(0, sizeof(cpus), &cpus) != 0) {
+      const int e = errno;
+      write_all(err_pipe[1], affinity_error.c_str());
+      write_all(err_pipe[1], ::strerrordesc_np(e));
+      write_all(err_pipe[1], "\n");
+    }
     ::dup2(out_pipe[1], STDOUT_FILENO);  // dup2 clears O_CLOEXEC on the copy
     ::dup2(err_pipe[1], STDERR_FILENO);
     close_other_fds(max_fd);

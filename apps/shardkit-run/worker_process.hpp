@@ -15,6 +15,7 @@ struct WorkerSpec {
   std::string program_path;       ///< from resolve_program()
   std::vector<std::string> argv;  ///< argv[0] is the program as the user wrote it
   std::vector<std::string> env;   ///< the whole environment, NAME=VALUE
+  std::vector<int> cpus;          ///< the CPUs it may run on (sched_setaffinity); empty = the launcher's
 };
 
 /// A started worker: its pid (also its process group id) and the read ends of its pipes.

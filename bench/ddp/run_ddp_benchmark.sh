@@ -28,7 +28,9 @@
 # Knobs (environment): RUNS (rounds, default 5), STEPS (60), WARMUP_STEPS (10, also shardkit's
 # --log_freq), HIDDEN_DIM (256), NUM_BLOCKS (2), EXPANSION (2), BATCH_SIZE (per process, 32),
 # NPROC (2), SMALL_BUCKET_MB (1; 0 skips the two small-bucket commands), BUILD_FIRST (1),
-# JOBS (build parallelism, 2), RESULTS_DIR, TORCH_PYTHON.
+# JOBS (build parallelism, 2), RESULTS_DIR, TORCH_PYTHON, CPU_BIND (1: each rank of both sides
+# pinned to its own share of the CPUs, shardkit-run --cpu-bind=cores and the same split in the
+# peer; 0: the scheduler places them).
 set -euo pipefail
 
 SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -45,6 +47,7 @@ NPROC="${NPROC:-2}"
 SMALL_BUCKET_MB="${SMALL_BUCKET_MB:-1}"
 BUILD_FIRST="${BUILD_FIRST:-1}"
 JOBS="${JOBS:-2}"
+CPU_BIND="${CPU_BIND:-1}"
 TORCH_PYTHON="${TORCH_PYTHON:-${SHARDKIT_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/shardkit/venv-torch-2.15.0}/bin/python}"
 STATE_DIM=16
 ACTION_DIM=4
@@ -80,6 +83,7 @@ SK_TRAIN="$SK_TRAIN --policy.num_blocks=$NUM_BLOCKS --policy.expansion=$EXPANSIO
 SK_TRAIN="$SK_TRAIN --dataset.state_dim=$STATE_DIM --dataset.action_dim=$ACTION_DIM"
 SK_TRAIN="$SK_TRAIN --save_checkpoint=false --num_threads=1 --log_freq=$WARMUP_STEPS"
 SK_RUN="'$BIN/shardkit-run' --master-port=0"
+[[ "$CPU_BIND" = 1 ]] && SK_RUN="$SK_RUN --cpu-bind=cores"
 NAMES=(sk-ddp sk-ddp-no-overlap)
 declare -A EXTRA=([sk-ddp]="" [sk-ddp-no-overlap]="--accelerator.ddp.overlap=false")
 if [[ "$SMALL_BUCKET_MB" != 0 ]]; then
@@ -108,7 +112,7 @@ command_of() {
            "'$SRC/bench/ddp/torch_ddp_mlp.py' --hidden_dim=$HIDDEN_DIM" \
            "--num_blocks=$NUM_BLOCKS --expansion=$EXPANSION --batch_size=$BATCH_SIZE --state_dim=$STATE_DIM" \
            "--action_dim=$ACTION_DIM --num_threads=1 --steps=$steps --warmup_steps=$((steps > WARMUP_STEPS ? WARMUP_STEPS : steps - 1))" \
-           "--program=$name --out='$OUT/python.$tag.jsonl'" ;;
+           "--program=$name --out='$OUT/python.$tag.jsonl' --cpu_bind=$CPU_BIND" ;;
   esac
 }
 
@@ -121,7 +125,7 @@ cat > "$OUT/meta.json" <<EOF
  "hyperfine": "$(hyperfine --version | cut -d' ' -f2)", "date": "$(date -u +%Y-%m-%dT%H:%MZ)",
  "runs": $RUNS, "steps": $STEPS, "warmup_steps": $WARMUP_STEPS, "hidden_dim": $HIDDEN_DIM,
  "num_blocks": $NUM_BLOCKS, "expansion": $EXPANSION, "batch_size": $BATCH_SIZE, "nproc": $NPROC,
- "small_bucket_mb": $SMALL_BUCKET_MB, "state_dim": $STATE_DIM, "action_dim": $ACTION_DIM}
+ "small_bucket_mb": $SMALL_BUCKET_MB, "cpu_bind": $CPU_BIND, "state_dim": $STATE_DIM, "action_dim": $ACTION_DIM}
 EOF
 : > "$OUT/commands.txt"
 

@@ -135,7 +135,8 @@ def main():
                f"expansion={meta['expansion']}, state_dim={meta['state_dim']}, action_dim={meta['action_dim']}; "
                f"batch {meta['batch_size']} per process, {nproc} processes (sk-1rank: 1), one intra-op thread each; "
                f"{meta['steps']} steps, samples/s measured after the first {meta['warmup_steps']}; "
-               f"AdamW lr 1e-3, weight decay 0.01, grad clip 10; {len(rounds)} interleaved rounds.\n")
+               f"AdamW lr 1e-3, weight decay 0.01, grad clip 10; {len(rounds)} interleaved rounds; "
+               f"{'each rank pinned to its own CPUs (--cpu-bind=cores)' if meta.get('cpu_bind') else 'ranks not pinned'}.\n")
 
     buckets = {n: bucket_count(os.path.join(d, "preflight", f"{n}.log")) for n in names}
     out.append("| command | whole-cluster samples/s, median (min-max) | samples per CPU-second, median "

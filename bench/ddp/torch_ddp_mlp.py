@@ -46,6 +46,8 @@ def parse_args():
     p.add_argument("--bucket_cap_mb", type=float, default=25.0, help="DDP bucket cap (PyTorch's default 25)")
     p.add_argument("--program", default="python-ddp", help="name written into the JSON line")
     p.add_argument("--out", default="", help="rank 0 appends the JSON line to this file too")
+    p.add_argument("--cpu_bind", type=int, default=0,
+                   help="1: pin each local rank to its own share of the CPUs, as shardkit-run --cpu-bind=cores")
     a = p.parse_args()
     if not 0 <= a.warmup_steps < a.steps:
         p.error("--warmup_steps must be at least 0 and below --steps")
@@ -62,8 +64,22 @@ def make_task(a):
     return states, actions
 
 
+def bind_cpus():
+    """This local rank's contiguous share of the CPUs it may use, as shardkit-run --cpu-bind=cores."""
+    cpus = sorted(os.sched_getaffinity(0))
+    ranks, rank = int(os.environ["LOCAL_WORLD_SIZE"]), int(os.environ["LOCAL_RANK"])
+    if len(cpus) < ranks:
+        share = [cpus[rank % len(cpus)]]
+    else:
+        start = rank * (len(cpus) // ranks) + min(rank, len(cpus) % ranks)
+        share = cpus[start:start + len(cpus) // ranks + (1 if rank < len(cpus) % ranks else 0)]
+    os.sched_setaffinity(0, share)
+
+
 def main():
     a = parse_args()
+    if a.cpu_bind:
+        bind_cpus()
     torch.set_num_threads(a.num_threads)
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()

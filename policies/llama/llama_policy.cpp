@@ -9,6 +9,7 @@
 #include <shardkit/error.hpp>
 #include <shardkit/files.hpp>
 #include <shardkit/hf_folder.hpp>
+#include <shardkit/nn/linear_cross_entropy.hpp>
 
 #include "hf_config_json.hpp"
 
@@ -81,15 +82,23 @@ PolicyOutput LlamaPolicy::forward(const Batch& batch) {
   const auto mask = attention_mask(batch);
   auto labels = batch.count("labels") ? batch.at("labels")
                                       : (mask.defined() ? ids.masked_fill(mask.eq(0), kIgnoreIndex) : ids);
-  // The last position predicts nothing: its hidden state is left out before the output layer,
-  // so that the logits, the largest tensors of a step, are made contiguous and never copied.
+  // The last position predicts nothing: its hidden state is left out before the output layer.
   const auto seq = ids.size(1);
-  const auto hidden = model->forward(ids, mask, batch_tensor(batch, "position_ids")).narrow(1, 0, seq - 1);
-  const auto predicted = head(hidden).to(torch::kFloat32).reshape({-1, config_.vocab_size});
+  const auto hidden = model->forward(ids, mask, batch_tensor(batch, "position_ids"))
+                          .narrow(1, 0, seq - 1)
+                          .reshape({-1, config_.hidden_size});
   const auto targets = labels.narrow(1, 1, seq - 1).reshape({-1}).to(torch::kLong);
-  const auto sum = torch::nn::functional::cross_entropy(
-      predicted, targets,
-      torch::nn::functional::CrossEntropyFuncOptions().ignore_index(kIgnoreIndex).reduction(torch::kSum));
+  // The output layer and the loss in chunks, never the whole logits (linear_cross_entropy.hpp),
+  // unless autocast or an adapter on lm_head computes the output layer otherwise.
+  const auto& weight = lm_head ? lm_head->weight : model->embed_tokens->weight;
+  torch::Tensor sum;
+  if (!(lm_head && lm_head->lora_enabled()) && nn::linear_cross_entropy_applies(hidden, weight)) {
+    sum = nn::linear_cross_entropy(hidden, weight, targets, kIgnoreIndex);
+  } else {
+    sum = torch::nn::functional::cross_entropy(
+        head(hidden).to(torch::kFloat32), targets,
+        torch::nn::functional::CrossEntropyFuncOptions().ignore_index(kIgnoreIndex).reduction(torch::kSum));
+  }
   const auto count = targets.ne(kIgnoreIndex).sum().to(torch::kFloat32);
   return {sum, {{"tokens", count.item<double>()}}, count};
 }

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "launcher_test_support.hpp"
@@ -132,6 +133,71 @@ TEST_CASE("--standalone runs one node on a free local port", "[launcher][env]") 
   CHECK(env.at("MASTER_ADDR") == "127.0.0.1");
   CHECK(env.at("MASTER_PORT") != "0");
   CHECK(env.at("TORCHELASTIC_RUN_ID") != "none");
+}
+
+namespace {
+
+/// The CPUs of a Cpus_allowed_list value ("0-3,8").
+std::set<int> parse_cpu_list(const std::string& text) {
+  std::set<int> cpus;
+  std::istringstream in(text);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    const auto dash = part.find('-');
+    const int first = std::stoi(part.substr(0, dash));
+    const int last = dash == std::string::npos ? first : std::stoi(part.substr(dash + 1));
+    for (int cpu = first; cpu <= last; ++cpu) cpus.insert(cpu);
+  }
+  return cpus;
+}
+
+/// This process's CPUs: what the launcher it starts may use.
+std::set<int> own_cpus() {
+  std::istringstream in(slurp("/proc/self/status"));
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("Cpus_allowed_list:", 0) == 0) return parse_cpu_list(line.substr(line.find_last_of(" \t") + 1));
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("--cpu-bind=cores pins each local rank to its own share of the CPUs", "[launcher][env]") {
+  SHARDKIT_REQUIRE_GLOO();
+  TempDir dir("shardkit-run-cpu-bind");
+  const auto script = write_script(dir, "cpus.sh",
+                                   "grep Cpus_allowed_list /proc/self/status | awk '{print $2}' "
+                                   "> \"$(dirname \"$0\")/cpus_$RANK\"\n");
+  const auto all = own_cpus();
+  REQUIRE_FALSE(all.empty());
+  const int ranks = 2;
+  const auto r = run_launcher("--nproc-per-node=2 --master-port=0 --cpu-bind=cores " + shell_quote(script));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.output, "--cpu-bind=cores: local rank 0 on CPU "));
+  std::set<int> seen;
+  for (int rank = 0; rank < ranks; ++rank) {
+    INFO("rank " << rank);
+    const auto mine = parse_cpu_list(slurp(dir / ("cpus_" + std::to_string(rank))));
+    REQUIRE_FALSE(mine.empty());
+    for (const int cpu : mine) CHECK(all.count(cpu) == 1);
+    if (all.size() >= static_cast<std::size_t>(ranks)) {  // disjoint shares of sizes differing by at most 1
+      for (const int cpu : mine) CHECK(seen.count(cpu) == 0);
+      CHECK(mine.size() >= all.size() / ranks);
+      CHECK(mine.size() <= (all.size() + ranks - 1) / ranks);
+    }
+    seen.insert(mine.begin(), mine.end());
+  }
+  if (all.size() >= static_cast<std::size_t>(ranks)) CHECK(seen == all);
+
+  // Without the flag every rank may run anywhere the launcher may.
+  const auto plain = run_launcher("--nproc-per-node=2 --master-port=0 " + shell_quote(script));
+  REQUIRE(plain.exit_code == 0);
+  CHECK(parse_cpu_list(slurp(dir / "cpus_1")) == all);
+
+  const auto bad = run_launcher("--nproc-per-node=2 --cpu-bind=sockets " + shell_quote(script));
+  CHECK(bad.exit_code != 0);
+  CHECK(contains(bad.output, "--cpu-bind=sockets: expected cores"));
 }
 
 TEST_CASE("worker output is relayed line by line with a rank prefix", "[launcher][output]") {

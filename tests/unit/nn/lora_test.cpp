@@ -82,6 +82,23 @@ TEST_CASE("a fresh LoRA adapter (B = 0) gives exactly the base output; gradients
   }
   const auto expected = before + torch::matmul(x, torch::matmul(layer->lora_B->weight, layer->lora_A->weight).t()) * 2.0;
   CHECK(torch::allclose(layer(x), expected, 1e-5, 1e-6));
+
+  // A (batch, time, features) input: PEFT's formula's output and gradients.
+  const auto x3 = torch::randn({2, 3, 6}).requires_grad_(true);
+  layer->zero_grad();
+  const auto out = layer(x3);
+  CHECK(out.sizes() == torch::IntArrayRef({2, 3, 5}));
+  out.pow(2).sum().backward();
+  const auto xr = x3.detach().clone().requires_grad_(true);
+  const auto a = layer->lora_A->weight.detach().clone().requires_grad_(true);
+  const auto b = layer->lora_B->weight.detach().clone().requires_grad_(true);
+  namespace F = torch::nn::functional;
+  const auto peft = F::linear(xr, layer->weight, layer->bias) + F::linear(F::linear(xr, a), b) * 2.0;
+  CHECK(torch::allclose(out, peft, 1e-5, 1e-6));
+  peft.pow(2).sum().backward();
+  CHECK(torch::allclose(x3.grad(), xr.grad(), 1e-5, 1e-6));
+  CHECK(torch::allclose(layer->lora_A->weight.grad(), a.grad(), 1e-5, 1e-6));
+  CHECK(torch::allclose(layer->lora_B->weight.grad(), b.grad(), 1e-5, 1e-6));
   CHECK_THROWS_AS(layer->enable_lora(3, 6.0, 0.0), shardkit::RuntimeError);
 }
 
