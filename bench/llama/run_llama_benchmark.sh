@@ -8,7 +8,8 @@
 # MODES: full and/or lora (LoRA r 16, alpha 32, every linear layer but lm_head on both sides;
 # shardkit's LoRA fine-tunes a saved Hugging Face folder of the model, which the peer writes).
 # RANKS: 1 and/or 2 (2: shardkit-run --nproc-per-node=2 with ddp against torchrun with PyTorch
-# DDP over Gloo; THREADS intra-op threads in all, shared out among the ranks; BATCH per rank).
+# DDP over Gloo; THREADS intra-op threads in all, shared out among the ranks; BATCH per rank;
+# CPU_BIND=1, the default: each rank of both sides pinned to its own share of the CPUs).
 # ROUNDS: rounds of every mode and rank count, the sides alternating. Prints one JSON line per run
 # (tokens/s of the whole cluster: median step time after the first step) and a table of medians.
 # Needs the llama plugin and the test fixtures built: ninja -C build shardkit-policy-llama
@@ -22,6 +23,8 @@ THREADS=${THREADS:-2}
 MODES=${MODES:-full}
 RANKS=${RANKS:-1}
 ROUNDS=${ROUNDS:-1}
+CPU_BIND=${CPU_BIND:-1}
+export BENCH_CPU_BIND=$CPU_BIND
 PYTHON=${SHARDKIT_PYTHON:-$HOME/.cache/shardkit/venv-torch-2.15.0/bin/python}
 HERE=$(dirname "$0")
 OUT=$(mktemp -d)
@@ -44,6 +47,7 @@ shardkit() { # mode ranks
   fi
   launcher=""
   [ "$2" -eq 1 ] || launcher="$BUILD/bin/shardkit-run --master-port=0 --nproc-per-node=$2"
+  [ "$2" -eq 1 ] || [ "$CPU_BIND" != 1 ] || launcher="$launcher --cpu-bind=cores"
   rm -rf "$OUT/run"
   # shellcheck disable=SC2086 # $model and $launcher are word lists
   /usr/bin/time -f "shardkit $1 x$2 wall %e s, max RSS %M KB" $launcher "$BUILD/bin/shardkit-train" \

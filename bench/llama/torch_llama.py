@@ -11,7 +11,8 @@ adapters (r 16, alpha 32, dropout 0) on every linear layer but lm_head, the base
 shardkit's `--peft.r=16 --peft.lora_alpha=32 --peft.target_modules=all-linear` does.
 
 Started by torchrun (WORLD_SIZE > 1), each process trains its own batch under
-DistributedDataParallel over Gloo, as shardkit-run + shardkit-train's ddp do.
+DistributedDataParallel over Gloo, as shardkit-run + shardkit-train's ddp do; with
+BENCH_CPU_BIND=1 each pins itself to its share of the CPUs, as shardkit-run --cpu-bind=cores.
 """
 import json
 import os
@@ -33,9 +34,13 @@ def make_model():
 
 
 def main(steps, batch, seq_len, threads, mode="full"):
-    torch.set_num_threads(threads)
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
+    if world > 1 and os.environ.get("BENCH_CPU_BIND") == "1":  # as shardkit-run --cpu-bind=cores
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ddp"))
+        from torch_ddp_mlp import bind_cpus
+        bind_cpus()
+    torch.set_num_threads(threads)
     if world > 1:
         dist.init_process_group("gloo")
     model = make_model()
