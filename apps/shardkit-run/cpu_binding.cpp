@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "shardkit/error.hpp"
+
 namespace shardkit::run {
 
 std::vector<int> allowed_cpus() {
@@ -45,6 +47,14 @@ std::string cpu_list_text(const std::vector<int>& cpus) {
     i = j + 1;
   }
   return text;
+}
+
+std::vector<std::vector<int>> cpu_bind_shares(int ranks) {
+  const auto cpus = allowed_cpus();
+  if (cpus.empty())
+    throw RuntimeError("--cpu-bind=cores: cannot read the CPUs this process may run on (sched_getaffinity failed); "
+                       "run without --cpu-bind");
+  return split_cpus(cpus, ranks);
 }
 
 }  // namespace shardkit::run

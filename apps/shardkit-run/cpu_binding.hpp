@@ -16,4 +16,8 @@ std::vector<std::vector<int>> split_cpus(const std::vector<int>& cpus, int ranks
 /// "0-3,8" for {0, 1, 2, 3, 8}: the kernel's list format (Cpus_allowed_list, taskset -c).
 std::string cpu_list_text(const std::vector<int>& cpus);
 
+/// --cpu-bind=cores: split_cpus of allowed_cpus() for `ranks` local ranks. Throws
+/// shardkit::RuntimeError when this process's CPUs cannot be read.
+std::vector<std::vector<int>> cpu_bind_shares(int ranks);
+
 }  // namespace shardkit::run

@@ -55,21 +55,19 @@ int launch(const LaunchOptions& options) {
   if (omp_threads_default(options))
     say("setting OMP_NUM_THREADS=1 for each worker by default, to avoid overloading the "
         "system; tune it for your application if needed");
-  if (options.cpu_bind) {  // the shares each local rank gets, as the supervisor computes them
-    const auto cpus = allowed_cpus();
-    if (cpus.empty())
-      throw shardkit::RuntimeError("--cpu-bind=cores: cannot read the CPUs this process may run on (sched_getaffinity "
-                         "failed); run without --cpu-bind");
-    const auto shares = split_cpus(cpus, options.nproc_per_node);
+  // The CPUs of each local rank under --cpu-bind=cores (every attempt's), empty otherwise.
+  std::vector<std::vector<int>> cpu_shares;
+  if (options.cpu_bind) {
+    cpu_shares = cpu_bind_shares(options.nproc_per_node);
     std::string text;
-    for (std::size_t r = 0; r < shares.size(); ++r)
-      text += (r ? ", " : "") + std::string("local rank ") + std::to_string(r) + " on CPU " + cpu_list_text(shares[r]);
+    for (std::size_t r = 0; r < cpu_shares.size(); ++r)
+      text += (r ? ", " : "") + std::string("local rank ") + std::to_string(r) + " on CPU " + cpu_list_text(cpu_shares[r]);
     say("--cpu-bind=cores: " + text);
   }
   int code;
   {
     ScratchDir scratch;
-    Supervisor supervisor(options, rendezvous, program_path, scratch.path());
+    Supervisor supervisor(options, rendezvous, program_path, scratch.path(), std::move(cpu_shares));
     code = supervisor.run();
   }
   try {

@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "cpu_binding.hpp"
 #include "error_file.hpp"
 #include "shardkit/error.hpp"
 #include "worker_env.hpp"
@@ -60,22 +59,22 @@ int first_unclean(const WorkerGroup& group) {
 }  // namespace
 
 Supervisor::Supervisor(const LaunchOptions& options, Rendezvous& rendezvous,
-                       std::string program_path, std::string scratch_dir)
+                       std::string program_path, std::string scratch_dir,
+                       std::vector<std::vector<int>> cpu_shares)
     : options_(options),
       rendezvous_(rendezvous),
       program_path_(std::move(program_path)),
-      scratch_dir_(std::move(scratch_dir)) {}
+      scratch_dir_(std::move(scratch_dir)),
+      cpu_shares_(std::move(cpu_shares)) {}
 
 std::vector<WorkerSpec> Supervisor::worker_specs(int attempt, std::vector<std::string>& log_paths,
                                                  std::vector<std::string>& error_files) const {
   std::vector<WorkerSpec> specs;
   const std::string attempt_dir = "attempt_" + std::to_string(attempt);
   if (!options_.log_dir.empty()) make_dirs(fs::path(options_.log_dir) / attempt_dir, "--log-dir");
-  const auto cpu_shares = options_.cpu_bind ? split_cpus(allowed_cpus(), options_.nproc_per_node)
-                                            : std::vector<std::vector<int>>();
   for (int local = 0; local < options_.nproc_per_node; ++local) {
     WorkerSpec spec;
-    if (!cpu_shares.empty()) spec.cpus = cpu_shares[static_cast<std::size_t>(local)];
+    if (!cpu_shares_.empty()) spec.cpus = cpu_shares_[static_cast<std::size_t>(local)];
     spec.local_rank = local;
     spec.rank = options_.node_rank * options_.nproc_per_node + local;
     const std::string rank_name = "rank_" + std::to_string(spec.rank);

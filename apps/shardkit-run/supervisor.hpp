@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "launch_options.hpp"
 #include "rendezvous.hpp"
@@ -30,8 +31,9 @@ struct AttemptOutcome {
 /// Owns the launch after the flags are parsed and the rendezvous is set up.
 class Supervisor {
  public:
+  /// `cpu_shares`: the CPUs of each local rank (--cpu-bind=cores), or empty (unpinned).
   Supervisor(const LaunchOptions& options, Rendezvous& rendezvous, std::string program_path,
-             std::string scratch_dir);
+             std::string scratch_dir, std::vector<std::vector<int>> cpu_shares = {});
   /// Runs attempts until success, a signal, or no restarts left; returns the exit code:
   /// 0, the first failed worker's code (see AttemptOutcome::exit_code), or 1.
   int run();
@@ -47,6 +49,7 @@ class Supervisor {
   Rendezvous& rendezvous_;
   std::string program_path_;
   std::string scratch_dir_;
+  std::vector<std::vector<int>> cpu_shares_;
 };
 
 /// Writes "shardkit-run: <message>" as one line to stderr.

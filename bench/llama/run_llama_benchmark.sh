@@ -73,9 +73,11 @@ peer() { # mode ranks
   port=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   [ "$2" -eq 1 ] || launcher="$PYTHON -m torch.distributed.run --nproc_per_node=$2 --master_port=$port"
   # shellcheck disable=SC2086
+  # Its JSON line goes to a file first: a failed run must stop the script, not vanish in a pipe.
   OMP_NUM_THREADS=$threads /usr/bin/time -f "peer $1 x$2 wall %e s, max RSS %M KB" $launcher \
-    "$HERE/torch_llama.py" "$STEPS" "$BATCH" "$SEQ" "$threads" "$1" 2>"$OUT/peer.err" | tee -a "$RESULTS" \
+    "$HERE/torch_llama.py" "$STEPS" "$BATCH" "$SEQ" "$threads" "$1" >"$OUT/peer.out" 2>"$OUT/peer.err" \
     || { cat "$OUT/peer.err"; exit 1; }
+  tee -a "$RESULTS" <"$OUT/peer.out"
   grep "wall" "$OUT/peer.err" || true
 }
 
