@@ -2,6 +2,8 @@
 #include "engine.hpp"
 #include "shardkit/logging.hpp"
 
+#include <algorithm>
+
 #include <torch/autograd.h>
 
 #include "shardkit/broadcast.hpp"
@@ -270,7 +272,7 @@ void ShardedBackend::Engine::pre_backward(std::size_t u) {
 void ShardedBackend::Engine::grad_ready(std::size_t u, std::size_t param) {
   queue_backward_end();
   // ZeRO 1/2: each gradient moves into its bucket's reduction as it is produced, so that a
-  // bucket's gradients (the whole model's, in one bucket by default) are never held twice.
+  // bucket's gradients (the whole model's at stage 1, in one bucket by default) are never held twice.
   // Not for gathered units: their input, made at the first gradient, would then live beside
   // the previous unit's reduction, which is finished only when this unit's starts.
   if (sync_ && !options_.shard_parameters) units_[u]->take_gradient(param);
@@ -377,8 +379,16 @@ void ShardedBackend::Engine::after_optimizer_step() {
 
 void ShardedBackend::Engine::refresh_whole_parameters() {
   if (options_.shard_parameters) return;
-  // One bucket's gather in flight while the one before finishes: all of them at once would
-  // hold a second copy of the model (and Gloo's own as much again).
+  // Gathers into the parameters' own buffers need no room of ours: all are issued at once, so
+  // that the transport goes from one to the next without waiting for this thread (Gloo's
+  // worker threads, two by default, bound its flat copies in flight as before).
+  if (std::all_of(units_.begin(), units_.end(), [](const auto& unit) { return unit->shard_in_whole(); })) {
+    for (auto& unit : units_) unit->start_gather();
+    for (auto& unit : units_) unit->refresh_whole();
+    return;
+  }
+  // Otherwise one bucket's gather in flight while the one before finishes: all of them at once
+  // would hold a second copy of the model (and Gloo's own as much again).
   for (std::size_t u = 0; u < units_.size(); ++u) {
     if (u + 1 < units_.size()) units_[u + 1]->start_gather();
     units_[u]->refresh_whole();

@@ -284,13 +284,11 @@ void Unit::start_reduce(bool scatter) {
   for (auto& p : params_) p.full.mutable_grad() = torch::Tensor();
   Stopwatch watch(times_.issue);
   CollectiveScope scope(label_);
-  if (scatter) {
-    reduce_output_ = torch::empty({reduce_len_}, reduce_input_.options());
-    reduce_work_ = group_.reduce_scatter(reduce_output_, reduce_input_, ReduceOp::Avg, /*async=*/true);
-  } else {
-    reduce_work_ = group_.all_reduce(reduce_input_, ReduceOp::Avg, /*async=*/true);
-    reduce_output_ = reduce_input_.narrow(0, group_.rank() * reduce_len_, reduce_len_);
-  }
+  // Either way this rank's reduced range ends up in its own part of the input, which is scratch.
+  scattered_ = scatter;
+  reduce_work_ = scatter ? group_.reduce_scatter_in_place(reduce_input_, ReduceOp::Avg, /*async=*/true)
+                         : group_.all_reduce(reduce_input_, ReduceOp::Avg, /*async=*/true);
+  reduce_output_ = reduce_input_.narrow(0, group_.rank() * reduce_len_, reduce_len_);
 }
 
 void Unit::finish_reduce(CommGroup* replicas) {
@@ -310,6 +308,12 @@ void Unit::finish_reduce(CommGroup* replicas) {
   Stopwatch watch(times_.copies);
   // The masters' gradients are in the masters' dtype, beside them (in host memory when offloaded).
   output = output.to(shard_.device(), shard_.scalar_type());
+  // After a reduce-scatter only this rank's range is kept: a gradient that took a view of the
+  // reduction buffer would keep the whole buffer alive until the optimizer step.
+  const bool takes_view = std::any_of(params_.begin(), params_.end(), [](const UnitParam& p) {
+    return p.trainable && !p.local.grad().defined();
+  });
+  if (scattered_ && takes_view && output.storage().is_alias_of(reduce_input_.storage())) output = output.clone();
   for (auto& p : params_) {
     if (!p.trainable) continue;
     auto piece = output.narrow(0, p.reduce_offset, p.local.numel()).view(p.local.sizes());

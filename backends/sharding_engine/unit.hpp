@@ -141,6 +141,7 @@ class Unit {
   WorkHandle gather_work_;
   bool gathered_ = false;
   torch::Tensor reduce_input_, reduce_output_;
+  bool scattered_ = false;  ///< the reduction in flight is a reduce-scatter (else an all-reduce)
   WorkHandle reduce_work_;
   StepTimes times_;
 };

@@ -146,11 +146,20 @@ UnitSelection select_wrap_units(Policy& policy, const ShardingOptions& o) {
   return selection;
 }
 
+std::int64_t auto_bucket_numel(std::int64_t numel, bool reduce_scatter) {
+  constexpr std::int64_t kDeepSpeedDefault = 500'000'000;
+  if (!reduce_scatter) return kDeepSpeedDefault;
+  return std::max<std::int64_t>(1, std::min(kDeepSpeedDefault, (numel + 7) / 8));
+}
+
 UnitSelection select_gradient_buckets(Policy& policy, const ShardingOptions& o) {
   auto params = distinct_parameters(policy);
   UnitSelection selection;
   selection.whole = take_whole(policy, o, params);
   std::reverse(params.begin(), params.end());
+  std::int64_t total = 0;
+  for (const auto& p : params) total += p.second.numel();
+  const auto cap = o.bucket_numel > 0 ? o.bucket_numel : auto_bucket_numel(total, o.reduce_scatter);
   UnitSpec bucket;
   std::int64_t filled = 0;
   const auto close = [&] {
@@ -161,7 +170,7 @@ UnitSelection select_gradient_buckets(Policy& policy, const ShardingOptions& o) 
     filled = 0;
   };
   for (auto& p : params) {
-    if (filled > 0 && filled + p.second.numel() > o.bucket_numel) close();
+    if (filled > 0 && filled + p.second.numel() > cap) close();
     filled += p.second.numel();
     bucket.params.push_back(std::move(p));
   }

@@ -32,8 +32,14 @@ struct UnitSelection {
 /// class names no block, or when tied parameters sit in two units.
 UnitSelection select_wrap_units(Policy& policy, const ShardingOptions& options);
 /// ZeRO-1/2: every parameter that is not whole, in buckets of at most `bucket_numel` elements
-/// (at least one parameter each), in reverse registration order (the order backward
-/// produces gradients).
+/// (at least one parameter each; auto_bucket_numel() when 0), in reverse registration order
+/// (the order backward produces gradients).
 UnitSelection select_gradient_buckets(Policy& policy, const ShardingOptions& options);
+/// The automatic bucket size for `numel` sharded elements: DeepSpeed's default of 5e8; with
+/// reduce-scatters (stage 2) an eighth of the elements when that is smaller, so that the two
+/// buckets in flight hold about a quarter of the gradients whole however small the model (more
+/// where one parameter is larger than a bucket: a bucket holds at least one). Stage 1 keeps its
+/// gradients whole anyway; smaller buckets would only add collectives there.
+std::int64_t auto_bucket_numel(std::int64_t numel, bool reduce_scatter);
 
 }  // namespace shardkit::shard

@@ -29,9 +29,6 @@ shardkit::ShardingOptions options_from(const shardkit::PluginContext& ctx) {
   o.persistence_threshold = stage == 3 ? c.get_int("stage3_param_persistence_threshold") : 0;
   o.bucket_numel = c.get_int("reduce_bucket_size");
   o.precision = shardkit::precision_of(ctx);
-  if (o.bucket_numel < 1)
-    throw shardkit::ConfigError("--accelerator.zero.reduce_bucket_size=" + std::to_string(o.bucket_numel) +
-                                ": must be at least 1 (elements per gradient bucket)");
   return o;
 }
 
@@ -46,8 +43,9 @@ const shardkit::OptionSpec kOptions[] = {
     {"config_file", shardkit::OptionType::String, "",
      "A DeepSpeed JSON config (ds_config.json): zero_optimization, batch sizes, clipping; \"auto\" takes shardkit's "
      "values, a contradiction with a flag is an error", nullptr, nullptr, nullptr},
-    {"reduce_bucket_size", shardkit::OptionType::Int, "500000000",
-     "Stages 1-2: elements per gradient bucket reduced together", "1", nullptr, nullptr},
+    {"reduce_bucket_size", shardkit::OptionType::Int, "0",
+     "Stages 1-2: elements per gradient bucket reduced together; 0 = auto: DeepSpeed's 5e8 (at stage 2 an eighth "
+     "of the model when smaller)", "0", nullptr, nullptr},
     {"stage3_param_persistence_threshold", shardkit::OptionType::Int, "100000",
      "Stage 3: parameters with at most this many elements stay whole on every rank", "0", nullptr, nullptr},
     {"wrap_modules", shardkit::OptionType::String, "",

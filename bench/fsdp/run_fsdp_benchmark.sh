@@ -56,7 +56,7 @@ declare -A EXTRA=([sk-fsdp]="--distributed_backend=fsdp"
   [sk-ddp]="--distributed_backend=ddp")
 NAMES=(sk-fsdp sk-fsdp-noprefetch sk-zero3 sk-ddp py-fsdp2)
 # -h2: gradient buckets of hidden_dim^2 elements, the reduce_bucket_size Hugging Face accelerate
-# gives DeepSpeed for "auto" (the default, 5e8, makes this model one bucket).
+# gives DeepSpeed for "auto" (shardkit's default at stage 2, auto, cuts buckets of an eighth of the model).
 MEM_NAMES=(sk-fsdp sk-zero1 sk-zero2 sk-zero1-h2 sk-zero2-h2 sk-zero3 sk-ddp py-fsdp2)
 
 # command_of NAME TAG PORT STEPS [memory]: the shell command line of one run.

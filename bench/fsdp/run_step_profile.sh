@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Where a step's time goes: one run each of ddp, fsdp, zero 3 and zero 2 on the benchmark model
+# Where a step's time goes: one run each of ddp, fsdp, zero 3 and zero 2 (default buckets, and the
+# whole model in one bucket: DeepSpeed's 5e8 elements) on the benchmark model
 # (2 ranks over Gloo, one thread each), and the per-step profile each logs at its end (forward,
 # backward and optimizer step; for the sharded backends the waits for gathers and reductions,
 # the copies and the issuing of collectives), printed as one markdown table in milliseconds.
@@ -15,13 +16,14 @@ trap 'rm -rf "$OUT"' EXIT
 declare -A EXTRA=([ddp]="--distributed_backend=ddp --parallelism.dp_replicate=$NPROC"
   [fsdp]="--distributed_backend=fsdp --parallelism.dp_shard=$NPROC"
   [zero3]="--distributed_backend=zero --accelerator.zero.stage=3 --parallelism.dp_shard=$NPROC"
-  [zero2]="--distributed_backend=zero --accelerator.zero.stage=2 --parallelism.dp_shard=$NPROC")
+  [zero2]="--distributed_backend=zero --accelerator.zero.stage=2 --parallelism.dp_shard=$NPROC"
+  [zero2-one-bucket]="--distributed_backend=zero --accelerator.zero.stage=2 --accelerator.zero.reduce_bucket_size=500000000 --parallelism.dp_shard=$NPROC")
 echo "mlp hidden $HIDDEN_DIM x $NUM_BLOCKS blocks, batch $BATCH_SIZE per rank, $NPROC ranks x 1 thread, $STEPS steps; ms per optimizer step, the mean of the steps after the first"
 echo
 echo "| backend | forward | backward | optimizer | step | gather waits | reduction waits | copies | issuing | compute and the rest |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 num() { { grep -o "$1 [0-9.]* ms" "$2" || true; } | head -1 | { grep -o "[0-9.]*" || true; } | head -1; }
-for name in ddp fsdp zero3 zero2; do
+for name in ddp fsdp zero3 zero2 zero2-one-bucket; do
   log="$OUT/$name.log"
   # shellcheck disable=SC2086
   "$BUILD/bin/shardkit-run" --nproc-per-node="$NPROC" --master-port=0 "$BUILD/bin/shardkit-train" --policy.type=mlp \

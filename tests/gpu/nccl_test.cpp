@@ -50,6 +50,9 @@ TEST_CASE("nccl runs every collective on cuda:0 through a one-rank communicator"
     auto chunk = torch::zeros({8}, cuda.dtype(dtype));
     world->reduce_scatter(chunk, t, shardkit::ReduceOp::Sum);
     CHECK(torch::equal(chunk.cpu(), torch::arange(8).to(dtype)));
+    auto buffer = t.clone();
+    world->reduce_scatter_in_place(buffer, shardkit::ReduceOp::Sum);
+    CHECK(torch::equal(buffer.cpu(), torch::arange(8).to(dtype)));
     world->broadcast(t, 0);
   }
   world->barrier();

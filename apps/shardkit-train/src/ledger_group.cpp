@@ -51,6 +51,9 @@ class LedgerGroup final : public CommGroup {
                             bool async) override {
     return run("reduce_scatter", &input, async, [&] { return inner_->reduce_scatter(output, input, op, true); });
   }
+  WorkHandle reduce_scatter_in_place(torch::Tensor& buffer, ReduceOp op, bool async) override {
+    return run("reduce_scatter", &buffer, async, [&] { return inner_->reduce_scatter_in_place(buffer, op, true); });
+  }
   void barrier() override {
     blocking("barrier", [&] {
       inner_->barrier();

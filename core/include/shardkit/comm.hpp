@@ -86,6 +86,14 @@ class CommGroup {
   virtual std::vector<std::string> all_gather_bytes(const std::string& mine) = 0;
   /// How this group's transport provides `op` on `dtype`.
   virtual Support supports(CommOp op, torch::ScalarType dtype) const = 0;
+  // Added in comm kind ABI 2, last so that the slots before it keep their places.
+  /// Reduce-scatter within one buffer the caller gives up: `buffer` (contiguous, size() x n
+  /// elements) is reduced across members; after wait(), chunk rank() of it (elements
+  /// rank() x n .. + n) holds this member's reduced chunk and the other chunks are unspecified.
+  /// Neither may be touched before wait(). It saves the copy a transport would make of a
+  /// reduce-scatter's input: Gloo's reduce-scatter is an all-reduce of a whole copy, which this
+  /// runs in `buffer` itself. The default is reduce_scatter() into a new chunk, copied back.
+  virtual WorkHandle reduce_scatter_in_place(torch::Tensor& buffer, ReduceOp op, bool async = false);
 };
 
 /// A group of one process: every collective is the identity and completes at once.

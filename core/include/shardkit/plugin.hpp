@@ -74,10 +74,11 @@ inline constexpr std::uint32_t kPluginAbiVersion = 7;  // 7: per-kind versions, 
 namespace kind_abi {
 inline constexpr std::uint32_t policy = 2;             ///< policy.hpp (Policy, Batch, PolicyOutput), nn/block.hpp;
                                                        ///< 2: blocks' activation checkpointing
-inline constexpr std::uint32_t backend = 2;            ///< backend.hpp, precision.hpp, nn/block.hpp's hooks
+inline constexpr std::uint32_t backend = 3;            ///< backend.hpp, precision.hpp, nn/block.hpp's hooks;
+                                                       ///< 3: backends call CommGroup::reduce_scatter_in_place
 inline constexpr std::uint32_t checkpoint_format = 1;  ///< checkpoint_format.hpp, sharded_state.hpp
 inline constexpr std::uint32_t dataset = 1;            ///< dataset.hpp
-inline constexpr std::uint32_t comm = 1;               ///< comm.hpp
+inline constexpr std::uint32_t comm = 2;               ///< comm.hpp; 2: CommGroup::reduce_scatter_in_place
 inline constexpr std::uint32_t logger = 1;             ///< metrics_logger.hpp
 }  // namespace kind_abi
 

@@ -16,6 +16,7 @@ class PlanningGroup final : public CommGroup {
   WorkHandle broadcast(torch::Tensor&, int, bool) override { return completed_work(); }
   WorkHandle all_gather(torch::Tensor&, const torch::Tensor&, bool) override { return completed_work(); }
   WorkHandle reduce_scatter(torch::Tensor&, const torch::Tensor&, ReduceOp, bool) override { return completed_work(); }
+  WorkHandle reduce_scatter_in_place(torch::Tensor&, ReduceOp, bool) override { return completed_work(); }
   void barrier() override {}
   std::vector<std::string> all_gather_bytes(const std::string& mine) override {
     return std::vector<std::string>(static_cast<std::size_t>(size_), mine);

@@ -177,6 +177,42 @@ WorkHandle C10dGroup::reduce_scatter(torch::Tensor& output, const torch::Tensor&
   }, std::move(finish), async);
 }
 
+WorkHandle C10dGroup::reduce_scatter_in_place(torch::Tensor& buffer, ReduceOp op, bool async) {
+  torch::NoGradGuard no_grad;
+  require(CommOp::ReduceScatter, buffer, "buffer");
+  const auto size = info_->size;
+  if (buffer.numel() % size != 0)
+    misuse(CommOp::ReduceScatter, "the buffer holds " + std::to_string(buffer.numel()) +
+                                      " elements, which is not a multiple of the group's " +
+                                      std::to_string(size) + " members");
+  const auto dtype = buffer.scalar_type();
+  // A widened dtype is reduced in a copy anyway; the general path makes it.
+  if (reduce_dtype(dtype) != dtype) return CommGroup::reduce_scatter_in_place(buffer, op, async);
+  const auto n = buffer.numel() / size;
+  auto flat = buffer.view(-1);
+  // NCCL reduce-scatters in place when the output is this rank's chunk of the input.
+  if (!traits_.reduce_scatter_is_all_reduce) {
+    auto chunk = flat.narrow(0, info_->rank * n, n);
+    return reduce_scatter(chunk, flat, op, async);
+  }
+  std::function<void()> finish;
+  if (op == ReduceOp::Avg) {  // summed on the wire; only this member's chunk is divided
+    finish = [chunk = flat.narrow(0, info_->rank * n, n), size]() mutable {
+      torch::NoGradGuard no_grad;
+      if (at::isFloatingType(chunk.scalar_type()))
+        chunk.div_(size);
+      else
+        chunk.div_(size, "trunc");
+    };
+  }
+  return start(CommOp::ReduceScatter, [&] {
+    std::vector<torch::Tensor> tensors{flat};
+    c10d::AllreduceOptions options;
+    options.reduceOp = op == ReduceOp::Max ? c10d::ReduceOp::MAX : c10d::ReduceOp::SUM;
+    return backend_->allreduce(tensors, options);
+  }, std::move(finish), async);
+}
+
 void C10dGroup::barrier() {
   start(CommOp::Barrier, [&] { return backend_->barrier(); }, {}, false);
 }

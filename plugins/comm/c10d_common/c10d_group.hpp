@@ -25,6 +25,10 @@ struct TransportTraits {
   /// A group of one process still runs through the transport (NCCL: so that one GPU
   /// exercises it); otherwise it is make_local_group()'s identity.
   bool backend_for_one;
+  /// The transport's reduce-scatter is an all-reduce of a copy of the input, then a copy of
+  /// this member's chunk (Gloo): reduce_scatter_in_place() runs that all-reduce in the caller's
+  /// buffer instead, with the same traffic and neither copy.
+  bool reduce_scatter_is_all_reduce;
 };
 
 /// supports() from the dtype table (dtype_table.hpp): Native when the dtype is moved or
@@ -49,6 +53,7 @@ class C10dGroup final : public CommGroup {
   WorkHandle all_gather(torch::Tensor& output, const torch::Tensor& input, bool async) override;
   WorkHandle reduce_scatter(torch::Tensor& output, const torch::Tensor& input, ReduceOp op,
                             bool async) override;
+  WorkHandle reduce_scatter_in_place(torch::Tensor& buffer, ReduceOp op, bool async) override;
   void barrier() override;
   std::vector<std::string> all_gather_bytes(const std::string& mine) override;
   Support supports(CommOp op, torch::ScalarType dtype) const override;

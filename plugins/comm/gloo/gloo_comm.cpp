@@ -19,7 +19,8 @@ namespace {
 const c10d_common::TransportTraits kGloo{"gloo", torch::kCPU,
                                          "use the nccl comm plugin for CUDA tensors",
                                          c10d_common::WaitKind::Host, /*moves_bool=*/true,
-                                         /*backend_for_one=*/false};
+                                         /*backend_for_one=*/false,
+                                         /*reduce_scatter_is_all_reduce=*/true};
 
 }  // namespace
 

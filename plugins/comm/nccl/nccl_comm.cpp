@@ -13,7 +13,8 @@ namespace {
 const c10d_common::TransportTraits kNccl{"nccl", torch::kCUDA,
                                          "use the gloo comm plugin for CPU tensors",
                                          c10d_common::WaitKind::Stream, /*moves_bool=*/false,
-                                         /*backend_for_one=*/true};
+                                         /*backend_for_one=*/true,
+                                         /*reduce_scatter_is_all_reduce=*/false};
 
 }  // namespace
 

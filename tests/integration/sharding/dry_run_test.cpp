@@ -48,15 +48,25 @@ TEST_CASE("a dry run prints each backend's plan for 8 processes from one process
   CHECK(zero1 == Approx(9.0 / 16).epsilon(0.02));
   // ZeRO-2 in small buckets keeps an eighth of the gradients and two buckets in flight (here
   // the two largest weights, 256 x 512 each: an eighth of the model together), so between
-  // ZeRO-3 and ZeRO-1: (4 + 4/8 + 4/8 + 8/8) / 16. In one bucket (the default's 5e8
-  // elements are more than this model) that bucket's reduction input is the whole model's
-  // gradients, as ZeRO-1's.
+  // ZeRO-3 and ZeRO-1: (4 + 4/8 + 4/8 + 8/8) / 16. In one bucket (DeepSpeed's 5e8 elements
+  // are more than this model) that bucket's reduction input is the whole model's gradients,
+  // as ZeRO-1's, besides the reduced range. The default (auto) cuts buckets of an eighth of
+  // the model, so two in flight hold a quarter of it at most: (4 + 4/8 + 4/4 + 8/8) / 16.
   const auto zero2 = plan_ratio({"--distributed_backend=zero", "--accelerator.zero.stage=2",
                                  "--accelerator.zero.reduce_bucket_size=1000", "--parallelism.dp_shard=8"},
                                 dir / "zero2");
   CHECK(zero2 < zero1);
   CHECK(zero2 > zero3);
   CHECK(zero2 == Approx(6.0 / 16).epsilon(0.02));
+  const auto one_bucket = plan_ratio({"--distributed_backend=zero", "--accelerator.zero.stage=2",
+                                      "--accelerator.zero.reduce_bucket_size=500000000", "--parallelism.dp_shard=8"},
+                                     dir / "zero2-one-bucket");
+  CHECK(one_bucket == Approx(9.5 / 16).epsilon(0.02));  // ZeRO-1's whole gradients, and the range beside them
+  const auto zero2_auto = plan_ratio({"--distributed_backend=zero", "--accelerator.zero.stage=2", "--parallelism.dp_shard=8"},
+                                     dir / "zero2-auto");
+  CHECK(zero2_auto < zero1);
+  CHECK(zero2_auto >= zero2);
+  CHECK(zero2_auto <= 6.5 / 16 + 0.01);
 }
 
 namespace {

@@ -117,6 +117,10 @@ void check_reduce_scatter(CommGroup& g, const DtypeCase& c) {
     expect_throws([&] { g.reduce_scatter(output, input, ReduceOp::Sum); },
                   std::string("gloo does not support reduce_scatter on ") + c.name,
                   label(g, "reduce_scatter", c));
+    auto buffer = input.clone();
+    expect_throws([&] { g.reduce_scatter_in_place(buffer, ReduceOp::Sum); },
+                  std::string("gloo does not support reduce_scatter on ") + c.name,
+                  label(g, "reduce_scatter_in_place", c));
     return;
   }
   g.reduce_scatter(output, input, ReduceOp::Sum);
@@ -128,6 +132,17 @@ void check_reduce_scatter(CommGroup& g, const DtypeCase& c) {
   expect_equal(output, base + mean_offset, label(g, "reduce_scatter avg", c));
   expect_equal(input, (torch::arange(4 * n, torch::kDouble) + r),
                label(g, "reduce_scatter leaves its input alone", c));
+  // In place: this rank's chunk of the buffer receives what `output` received above.
+  const auto chunk_of = [&](const torch::Tensor& buffer) { return buffer.narrow(0, 4 * r, 4); };
+  auto buffer = input.clone();
+  g.reduce_scatter_in_place(buffer, ReduceOp::Sum);
+  expect_equal(chunk_of(buffer), base * n + n * (n - 1) / 2, label(g, "reduce_scatter_in_place sum", c));
+  buffer = input.clone();
+  g.reduce_scatter_in_place(buffer, ReduceOp::Max);
+  expect_equal(chunk_of(buffer), base + (n - 1), label(g, "reduce_scatter_in_place max", c));
+  buffer = input.clone();
+  g.reduce_scatter_in_place(buffer, ReduceOp::Avg, /*async=*/true)->wait();
+  expect_equal(chunk_of(buffer), base + mean_offset, label(g, "reduce_scatter_in_place avg", c));
 }
 
 void check_misuse(CommGroup& g) {
@@ -141,6 +156,11 @@ void check_misuse(CommGroup& g) {
   auto out = torch::zeros({2});
   expect_throws([&] { g.reduce_scatter(out, torch::ones({g.size() * 2 + 1}), ReduceOp::Sum); },
                 "it needs", "reduce_scatter of a wrong-sized input");
+  if (g.size() > 1) {
+    auto odd = torch::ones({g.size() * 2 + 1});
+    expect_throws([&] { g.reduce_scatter_in_place(odd, ReduceOp::Sum); }, "not a multiple",
+                  "reduce_scatter_in_place of a buffer that does not split evenly");
+  }
   auto t = torch::zeros({2});
   expect_throws([&] { g.broadcast(t, g.size()); }, "not a member", "broadcast from a non-member root");
 }

@@ -54,8 +54,8 @@ struct ShardingOptions {
   std::string ignored_modules;
   /// Parameters with at most this many elements stay whole (ZeRO-3's persistence threshold).
   std::int64_t persistence_threshold = 0;
-  /// ZeRO-1/2: elements per gradient bucket.
-  std::int64_t bucket_numel = 500'000'000;
+  /// ZeRO-1/2: elements per gradient bucket; 0 = auto (auto_bucket_numel()).
+  std::int64_t bucket_numel = 0;
   /// Mixed precision: parameters gathered and computed in param_dtype, gradients reduced in
   /// reduce_dtype, shards (what the optimizer steps and checkpoints hold) in fp32.
   PrecisionPolicy precision;
