@@ -288,14 +288,13 @@ void Unit::start_reduce(bool scatter) {
   scattered_ = scatter;
   reduce_work_ = scatter ? group_.reduce_scatter_in_place(reduce_input_, ReduceOp::Avg, /*async=*/true)
                          : group_.all_reduce(reduce_input_, ReduceOp::Avg, /*async=*/true);
-  reduce_output_ = reduce_input_.narrow(0, group_.rank() * reduce_len_, reduce_len_);
 }
 
 void Unit::finish_reduce(CommGroup* replicas) {
   if (!reduce_work_) return;
   auto work = std::move(reduce_work_);
   torch::NoGradGuard no_grad;
-  auto output = reduce_output_;
+  auto output = reduce_input_.narrow(0, group_.rank() * reduce_len_, reduce_len_);
   {
     Stopwatch watch(times_.reduce_wait);
     work->wait();
@@ -323,7 +322,7 @@ void Unit::finish_reduce(CommGroup* replicas) {
     else
       grad = piece;
   }
-  reduce_input_ = reduce_output_ = torch::Tensor();
+  reduce_input_ = torch::Tensor();
 }
 
 void Unit::refresh_whole() {

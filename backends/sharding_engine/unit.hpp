@@ -140,7 +140,7 @@ class Unit {
   torch::Tensor whole_;                 // what the parameters point into while gathered (always, shard_in_whole())
   WorkHandle gather_work_;
   bool gathered_ = false;
-  torch::Tensor reduce_input_, reduce_output_;
+  torch::Tensor reduce_input_;
   bool scattered_ = false;  ///< the reduction in flight is a reduce-scatter (else an all-reduce)
   WorkHandle reduce_work_;
   StepTimes times_;

@@ -208,7 +208,7 @@ WorkHandle C10dGroup::reduce_scatter_in_place(torch::Tensor& buffer, ReduceOp op
   return start(CommOp::ReduceScatter, [&] {
     std::vector<torch::Tensor> tensors{flat};
     c10d::AllreduceOptions options;
-    options.reduceOp = op == ReduceOp::Max ? c10d::ReduceOp::MAX : c10d::ReduceOp::SUM;
+    options.reduceOp = c10d_op(op == ReduceOp::Avg ? ReduceOp::Sum : op, dtype);
     return backend_->allreduce(tensors, options);
   }, std::move(finish), async);
 }
