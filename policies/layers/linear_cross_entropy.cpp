@@ -42,18 +42,26 @@ class LinearCrossEntropy : public torch::autograd::Function<LinearCrossEntropy> 
       const auto n = std::min(step, rows - start);
       const auto h_chunk = h.narrow(0, start, n);
       const auto t_chunk = targets.narrow(0, start, n);
-      auto logits = torch::mm(h_chunk, weight.t()).to(torch::kFloat32);
-      const auto lse = logits.logsumexp(1);
+      // The log-softmax is made in the logits' own buffer, row by row (a row of logits fits in
+      // cache; the kernels finish a row's max and sum before they write it, on the CPU and on
+      // CUDA), where logsumexp and a subtraction made a temporary of the logits' size and
+      // passed over the whole of them five times.
+      auto logp = torch::mm(h_chunk, weight.t()).to(torch::kFloat32);
+      at::_log_softmax_out(logp, logp, 1, false);
       const auto valid = t_chunk.ne(ignore_index);
-      const auto safe = t_chunk.masked_fill(valid.logical_not(), 0).unsqueeze(1);
-      const auto picked = logits.gather(1, safe).squeeze(1);
-      loss.add_(((lse - picked) * valid).sum());
+      const auto ignored = valid.logical_not();
+      const auto safe = t_chunk.masked_fill(ignored, 0).unsqueeze(1);
+      loss.sub_(logp.gather(1, safe).squeeze(1).masked_fill(ignored, 0).sum());
       if (!hidden_grad && !weight_grad) continue;
       // d loss / d logits = softmax - one_hot(target), zero on ignored rows: made in place.
-      auto grad = logits.sub_(lse.unsqueeze(1)).exp_();
-      const auto valid_f = valid.to(torch::kFloat32).unsqueeze(1);
-      grad.scatter_add_(1, safe, -valid_f);
-      grad.mul_(valid_f);
+      auto grad = logp.exp_();
+      grad.scatter_add_(1, safe, -valid.to(torch::kFloat32).unsqueeze(1));
+      if (grad.is_cpu()) {  // only the ignored rows (finding them waits for a GPU: there, a pass)
+        const auto rows_ignored = ignored.nonzero().squeeze(1);
+        if (rows_ignored.numel() > 0) grad.index_fill_(0, rows_ignored, 0.0);
+      } else {
+        grad.masked_fill_(ignored.unsqueeze(1), 0.0);
+      }
       const auto g = grad.to(hidden.scalar_type());
       if (hidden_grad) {
         auto out = grad_hidden.narrow(0, start, n);

@@ -2,6 +2,8 @@
 // low-rank adapter, as PEFT's lora.Linear.
 #include "shardkit/nn/lora_linear.hpp"
 
+#include <ATen/autocast_mode.h>
+#include <torch/autograd.h>
 #include <torch/nn/functional/linear.h>
 #include <torch/nn/init.h>
 
@@ -12,6 +14,46 @@
 #include "shardkit/nn/dropout.hpp"
 
 namespace shardkit::nn {
+
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+/// rows W^T + b + (rows A^T) B^T * scaling for rows (N, in) (b empty: none), as one node: backward adds the
+/// adapter's share of the input gradient into the base's by one GEMM (beta 1) where autograd,
+/// with the base and the adapter as separate nodes, would sum two input-sized gradients.
+class LoraLinearFunction : public torch::autograd::Function<LoraLinearFunction> {
+ public:
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& rows, const torch::Tensor& weight,
+                               const torch::Tensor& bias, const torch::Tensor& a, const torch::Tensor& b,
+                               double scaling) {
+    auto out = bias.numel() > 0 ? torch::addmm(bias, rows, weight.t()) : torch::mm(rows, weight.t());
+    const auto down = torch::mm(rows, a.t());
+    out.addmm_(down, b.t(), 1.0, scaling);
+    ctx->save_for_backward({rows, weight, a, b, down});
+    ctx->saved_data["scaling"] = scaling;
+    return out;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    TORCH_CHECK(!torch::GradMode::is_enabled(), "shardkit::nn::LoraLinear does not support double backward");
+    const auto saved = ctx->get_saved_variables();
+    const auto &rows = saved[0], &weight = saved[1], &a = saved[2], &b = saved[3], &down = saved[4];
+    const double scaling = ctx->saved_data["scaling"].toDouble();
+    const auto& g = grad_outputs[0];
+    torch::Tensor grad_rows, grad_weight, grad_bias, grad_a, grad_b, grad_down;
+    if (ctx->needs_input_grad(0) || ctx->needs_input_grad(3)) grad_down = torch::mm(g, b).mul_(scaling);
+    if (ctx->needs_input_grad(0)) grad_rows = torch::mm(g, weight).addmm_(grad_down, a);
+    if (ctx->needs_input_grad(1)) grad_weight = torch::mm(g.t(), rows);
+    if (ctx->needs_input_grad(2)) grad_bias = g.sum(0);
+    if (ctx->needs_input_grad(3)) grad_a = torch::mm(grad_down.t(), rows);
+    if (ctx->needs_input_grad(4)) grad_b = torch::mm(g.t(), down).mul_(scaling);
+    return {grad_rows, grad_weight, grad_bias, grad_a, grad_b, torch::Tensor()};
+  }
+};
+
+}  // namespace
 
 LoraPair register_lora_pair(torch::nn::Module& owner, std::int64_t in_features, std::int64_t out_features,
                             std::int64_t r, const torch::TensorOptions& like) {
@@ -53,17 +95,30 @@ void LoraLinearImpl::enable_lora(std::int64_t r, double alpha, double dropout) {
 
 torch::Tensor LoraLinearImpl::forward(const torch::Tensor& x) {
   if (!lora_enabled()) return torch::nn::functional::linear(x, weight, bias);
-  // base(x) + lora_B(lora_A(dropout(x))) * scaling, with the adapter's product and the scaling
-  // accumulated into the base output by one GEMM (beta 1, alpha scaling): no output-sized
-  // product, scaled copy and sum, forward or backward. Rows are flattened so that the output
-  // is a tensor of its own, not a view, when the GEMM writes into it.
+  // base(x) + lora_B(lora_A(dropout(x))) * scaling. Rows are flattened so that the output is a
+  // tensor of its own, not a view, when a GEMM accumulates into it.
   const auto rows = x.reshape({-1, x.size(-1)});
-  auto out = torch::nn::functional::linear(rows, weight, bias);
-  const auto down = lora_A(shardkit::nn::dropout(rows, dropout_, is_training()));
-  if (out.scalar_type() == down.scalar_type() && down.scalar_type() == lora_B->weight.scalar_type())
-    out.addmm_(down, lora_B->weight.t(), 1.0, scaling_);
-  else  // autocast computes the linear maps in a lower precision than the parameters: its own casts
-    out = out + lora_B(down) * scaling_;
+  const auto dtype = rows.scalar_type();
+  const auto& a = lora_A->weight;
+  const auto& b = lora_B->weight;
+  const bool same_dtype = weight.scalar_type() == dtype && a.scalar_type() == dtype && b.scalar_type() == dtype &&
+                          (!bias.defined() || bias.scalar_type() == dtype);
+  const bool autocast = at::autocast::is_autocast_enabled(rows.device().type());
+  torch::Tensor out;
+  if (same_dtype && !autocast && (dropout_ == 0.0 || !is_training())) {
+    // No dropout: base and adapter as one node, the adapter's product and scaling accumulated
+    // into the base output by one GEMM (beta 1, alpha scaling), forward and backward.
+    // (Function::apply takes no undefined tensor: no bias is an empty one.)
+    const auto no_bias = bias.defined() ? bias : torch::empty({0}, weight.options());
+    out = LoraLinearFunction::apply(rows, weight, no_bias, a, b, scaling_);
+  } else {
+    out = torch::nn::functional::linear(rows, weight, bias);
+    const auto down = lora_A(shardkit::nn::dropout(rows, dropout_, is_training()));
+    if (out.scalar_type() == down.scalar_type() && down.scalar_type() == b.scalar_type())
+      out.addmm_(down, b.t(), 1.0, scaling_);
+    else  // autocast computes the linear maps in a lower precision than the parameters: its own casts
+      out = out + lora_B(down) * scaling_;
+  }
   auto shape = x.sizes().vec();
   shape.back() = out.size(-1);
   return out.view(shape);

@@ -7,6 +7,8 @@
 #include <string>
 
 #include <shardkit/error_text.hpp>
+#include <shardkit/nn/rms_norm.hpp>
+#include <shardkit/nn/rotary.hpp>
 
 #include "llama_rope.hpp"
 
@@ -16,12 +18,7 @@ LlamaRMSNormImpl::LlamaRMSNormImpl(std::int64_t size, double eps) : eps_(eps) {
   weight = register_parameter("weight", torch::ones({size}));
 }
 
-torch::Tensor LlamaRMSNormImpl::forward(const torch::Tensor& x) {
-  const auto dtype = x.scalar_type();
-  const auto h = x.to(torch::kFloat32);
-  const auto variance = h.pow(2).mean(-1, true);
-  return weight * (h * torch::rsqrt(variance + eps_)).to(dtype);
-}
+torch::Tensor LlamaRMSNormImpl::forward(const torch::Tensor& x) { return nn::rms_norm(x, weight, eps_); }
 
 LlamaAttentionImpl::LlamaAttentionImpl(const LlamaConfig& c) : c_(c) {
   const auto q = c.num_attention_heads * c.head_dim, kv = c.num_key_value_heads * c.head_dim;
@@ -44,8 +41,8 @@ torch::Tensor LlamaAttentionImpl::forward(const torch::Tensor& x, const torch::T
     return (norm ? norm(split) : split).transpose(1, 2);
   };
   LlamaRMSNorm none{nullptr};
-  auto q = apply_rotary(heads(q_proj(x), q_norm), cos, sin);
-  auto k = apply_rotary(heads(k_proj(x), k_norm), cos, sin);
+  auto q = nn::apply_rotary(heads(q_proj(x), q_norm), cos, sin);
+  auto k = nn::apply_rotary(heads(k_proj(x), k_norm), cos, sin);
   auto v = heads(v_proj(x), none);
   const auto groups = c_.num_attention_heads / c_.num_key_value_heads;
   const double dropout = is_training() ? c_.attention_dropout : 0.0;

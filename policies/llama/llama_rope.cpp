@@ -30,10 +30,4 @@ std::pair<torch::Tensor, torch::Tensor> rotary_tables(const torch::Tensor& inv_f
   return {emb.cos().to(dtype), emb.sin().to(dtype)};
 }
 
-torch::Tensor apply_rotary(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
-  const auto half = x.size(-1) / 2;
-  const auto rotated = torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
-  return x * cos + rotated * sin;
-}
-
 }  // namespace shardkit::llama

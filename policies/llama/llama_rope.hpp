@@ -18,7 +18,4 @@ torch::Tensor inverse_frequencies(const LlamaConfig& config);
 std::pair<torch::Tensor, torch::Tensor> rotary_tables(const torch::Tensor& inv_freq, std::int64_t seq_len,
                                                       torch::ScalarType dtype, torch::Device device);
 
-/// x * cos + rotate_half(x) * sin, for x (B, heads, T, head_dim); rotate_half(x) = [-x2, x1].
-torch::Tensor apply_rotary(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
-
 }  // namespace shardkit::llama

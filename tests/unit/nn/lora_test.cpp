@@ -99,7 +99,44 @@ TEST_CASE("a fresh LoRA adapter (B = 0) gives exactly the base output; gradients
   CHECK(torch::allclose(x3.grad(), xr.grad(), 1e-5, 1e-6));
   CHECK(torch::allclose(layer->lora_A->weight.grad(), a.grad(), 1e-5, 1e-6));
   CHECK(torch::allclose(layer->lora_B->weight.grad(), b.grad(), 1e-5, 1e-6));
+
+  // A base unfrozen again gets its gradients too; without grad mode, only the output.
+  layer->weight.set_requires_grad(true);
+  layer->bias.set_requires_grad(true);
+  layer(x3).pow(2).sum().backward();
+  const auto w = layer->weight.detach().clone().requires_grad_(true);
+  const auto bias = layer->bias.detach().clone().requires_grad_(true);
+  (F::linear(x3.detach(), w, bias) + F::linear(F::linear(x3.detach(), a.detach()), b.detach()) * 2.0)
+      .pow(2)
+      .sum()
+      .backward();
+  CHECK(torch::allclose(layer->weight.grad(), w.grad(), 1e-5, 1e-6));
+  CHECK(torch::allclose(layer->bias.grad(), bias.grad(), 1e-5, 1e-6));
+  {
+    torch::NoGradGuard no_grad;
+    CHECK(torch::allclose(layer(x3), out, 1e-5, 1e-6));
+  }
   CHECK_THROWS_AS(layer->enable_lora(3, 6.0, 0.0), shardkit::RuntimeError);
+}
+
+TEST_CASE("a LoRA layer without a bias gives PEFT's output and gradients") {
+  torch::manual_seed(2);
+  LoraLinear layer(6, 5, false);
+  layer->enable_lora(2, 4.0, 0.0);
+  {
+    torch::NoGradGuard no_grad;
+    layer->lora_B->weight.normal_();
+  }
+  const auto x = torch::randn({3, 6}).requires_grad_(true);
+  layer(x).pow(2).sum().backward();
+  const auto xr = x.detach().clone().requires_grad_(true);
+  const auto a = layer->lora_A->weight.detach().clone().requires_grad_(true);
+  const auto b = layer->lora_B->weight.detach().clone().requires_grad_(true);
+  namespace F = torch::nn::functional;
+  (F::linear(xr, layer->weight) + F::linear(F::linear(xr, a), b) * 2.0).pow(2).sum().backward();
+  CHECK(torch::allclose(x.grad(), xr.grad(), 1e-5, 1e-6));
+  CHECK(torch::allclose(layer->lora_A->weight.grad(), a.grad(), 1e-5, 1e-6));
+  CHECK(torch::allclose(layer->lora_B->weight.grad(), b.grad(), 1e-5, 1e-6));
 }
 
 TEST_CASE("apply_lora adapts the modules whose names end with a target and freezes the rest") {

@@ -3,12 +3,12 @@
 //
 // The logits of a step are its largest tensors (1,020 x 32,000 fp32 is 131 MB for a 75 M Llama
 // at batch 4 x 256; 16 K tokens x 128 K vocabulary is 8.4 GB): the unfused path makes them, their
-// log-softmax and their gradient, whole. Here each chunk of rows computes its logits, the loss
-// (logsumexp minus the target's logit) and, when gradients are wanted, the gradient at once
-// (softmax minus one-hot, in place), turned straight into the hidden states' gradient and added
-// into the output weight's: forward stores those two, backward scales them. Only one chunk's
-// logits exist at a time; the numbers are cross_entropy(hidden @ weight^T, reduction sum)'s up
-// to rounding.
+// log-softmax and their gradient, whole. Here each chunk of rows computes its logits, turns them
+// into their log-softmax in their own buffer, takes the loss (minus the target's
+// log-probability) and, when gradients are wanted, the gradient at once (softmax minus one-hot,
+// in place), turned straight into the hidden states' gradient and added into the output
+// weight's: forward stores those two, backward scales them. Only one chunk's logits exist at a
+// time; the numbers are cross_entropy(hidden @ weight^T, reduction sum)'s up to rounding.
 #pragma once
 
 #include <torch/types.h>
