@@ -167,8 +167,10 @@ void Unit::shard_from_whole() {
 void Unit::start_gather() {
   if (gathered_ || gather_work_) return;
   Stopwatch watch(times_.issue);
+  const auto padding = group_.size() * shard_len_ - total_;
   if (in_place_) {  // this rank's range of the buffer is the input
     CollectiveScope scope(label_);
+    CollectivePadding padded(padding * shard_.element_size());
     gather_work_ = group_.all_gather(whole_, shard_, /*async=*/true);
     return;
   }
@@ -176,6 +178,7 @@ void Unit::start_gather() {
   gather_input_ = shard_.to(device_, compute_.value_or(shard_.scalar_type()), /*non_blocking=*/offload_);
   gathered_buffer_ = torch::empty({group_.size() * shard_len_}, gather_input_.options());
   CollectiveScope scope(label_);
+  CollectivePadding padded(padding * gather_input_.element_size());
   gather_work_ = group_.all_gather(gathered_buffer_, gather_input_, /*async=*/true);
 }
 
@@ -284,6 +287,14 @@ void Unit::start_reduce(bool scatter) {
   for (auto& p : params_) p.full.mutable_grad() = torch::Tensor();
   Stopwatch watch(times_.issue);
   CollectiveScope scope(label_);
+  // Rows units reduce their trainable parameters' pieces, Flat units their whole shard.
+  std::int64_t reduced = total_;
+  if (style_ == ShardStyle::Rows) {
+    reduced = 0;
+    for (const auto& p : params_)
+      if (p.trainable) reduced += p.numel;
+  }
+  CollectivePadding padded((reduce_input_.numel() - reduced) * reduce_input_.element_size());
   // Either way this rank's reduced range ends up in its own part of the input, which is scratch.
   scattered_ = scatter;
   reduce_work_ = scatter ? group_.reduce_scatter_in_place(reduce_input_, ReduceOp::Avg, /*async=*/true)

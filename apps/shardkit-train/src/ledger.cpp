@@ -48,7 +48,8 @@ Ledger::~Ledger() {
   if (watcher_.joinable()) watcher_.join();
 }
 
-std::uint64_t Ledger::issue(const std::string& group, const char* op, const torch::Tensor* tensor) {
+std::uint64_t Ledger::issue(const std::string& group, const char* op, const torch::Tensor* tensor, int group_size,
+                            std::int64_t payload) {
   Entry e;
   e.group = group;
   e.op = op;
@@ -60,7 +61,16 @@ std::uint64_t Ledger::issue(const std::string& group, const char* op, const torc
   if (e.scope.empty()) e.scope = backend_;
   e.signature = signature_of(e.op, e.group, e.shape, e.dtype, e.scope);
   e.issued_at = wall_seconds();
+  const auto source = e.scope.substr(0, e.scope.find(','));
+  const auto padding = current_collective_padding();
   std::lock_guard<std::mutex> lock(mutex_);
+  auto& traffic = (step_ == 0 ? startup_traffic_ : traffic_)[{group.substr(0, group.find('/')), e.op, source}];
+  ++traffic.calls;
+  traffic.payload_bytes += payload;
+  traffic.sent_bytes += ring_bytes(e.op, payload, group_size);
+  traffic.padding_bytes += padding;
+  traffic.padding_sent_bytes += ring_bytes(e.op, padding, group_size);
+  traffic.group_size = group_size;
   e.seq = ++issued_[group];
   e.step = step_;
   window_hash_ = mix(window_hash_, e.signature);
@@ -132,6 +142,24 @@ void Ledger::failed(std::uint64_t id, const std::string& message) {
   throw RuntimeError(message + "\n" + report);
 }
 
+void Ledger::close_update_traffic() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  last_update_traffic_.clear();
+  last_update_traffic_.swap(traffic_);
+  add_traffic(total_traffic_, last_update_traffic_);
+  ++updates_;
+}
+
+Traffic Ledger::last_update_traffic() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return last_update_traffic_;
+}
+
+std::string Ledger::traffic_summary_text() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return updates_ == 0 ? std::string() : traffic_summary(total_traffic_, updates_, startup_traffic_);
+}
+
 void Ledger::end_step(std::int64_t step, CommGroup& world) {
   std::vector<Entry> window;
   std::uint64_t hash = 0, count = 0;
@@ -141,7 +169,7 @@ void Ledger::end_step(std::int64_t step, CommGroup& world) {
     std::swap(hash, window_hash_);
     std::swap(count, window_count_);
   }
-  if (!options_.check_steps || world.size() == 1) return;
+  if (!options_.check_steps || world.size() == 1) return close_update_traffic();
   // One small all-reduce: the maximum of each value and of its negation tell whether all agree.
   const auto lo = static_cast<std::int64_t>(hash & 0xffffffffULL), hi = static_cast<std::int64_t>(hash >> 32);
   const auto n = static_cast<std::int64_t>(count);
@@ -150,6 +178,7 @@ void Ledger::end_step(std::int64_t step, CommGroup& world) {
     CollectiveScope scope("ledger check");
     world.all_reduce(values, ReduceOp::Max);
   }
+  close_update_traffic();  // the check's own all-reduce is this update's
   const auto* v = values.data_ptr<std::int64_t>();
   if (v[0] == -v[1] && v[2] == -v[3] && v[4] == -v[5]) return;
 

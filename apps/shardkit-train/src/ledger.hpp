@@ -26,6 +26,7 @@
 #include <torch/types.h>
 
 #include "ledger_entry.hpp"
+#include "ledger_traffic.hpp"
 #include "shardkit/comm.hpp"
 
 namespace shardkit::ledger {
@@ -52,8 +53,10 @@ class Ledger : public std::enable_shared_from_this<Ledger> {
   /// A group whose collectives are recorded here (the same object for the same group).
   std::shared_ptr<CommGroup> wrap(std::shared_ptr<CommGroup> group);
 
-  /// Records a collective about to be issued; returns its id for the calls below.
-  std::uint64_t issue(const std::string& group, const char* op, const torch::Tensor* tensor);
+  /// Records a collective about to be issued on a group of `group_size` ranks, whose whole
+  /// tensor (an all-gather's output) is `payload` bytes; returns its id for the calls below.
+  std::uint64_t issue(const std::string& group, const char* op, const torch::Tensor* tensor, int group_size,
+                      std::int64_t payload);
   /// The main thread blocks in the collective `id` / returned from it successfully.
   void waiting(std::uint64_t id);
   void completed(std::uint64_t id);
@@ -70,6 +73,14 @@ class Ledger : public std::enable_shared_from_this<Ledger> {
 
   /// This rank's record as published.
   Snapshot snapshot() const;
+
+  /// The bytes this rank's collectives moved (ledger_traffic.hpp) from the end of the update
+  /// before the last one to the end of the last (end_step()): the update's own collectives,
+  /// end_step()'s check, and what the trainer issued between two updates (a metrics line).
+  /// Start-up's collectives (before the first begin_step()) are counted apart.
+  Traffic last_update_traffic() const;
+  /// The summary of every update's traffic so far (traffic_summary()); empty before the first.
+  std::string traffic_summary_text() const;
 
   /// Test-only fault switch: with SHARDKIT_TEST_SKIP_COLLECTIVE=<rank>:<n> in the environment,
   /// rank <rank> silently skips the n-th collective of group 'world' (as a buggy rank would, so
@@ -88,6 +99,7 @@ class Ledger : public std::enable_shared_from_this<Ledger> {
   void compare_while_blocked();
   std::vector<Snapshot> read_peers(std::chrono::milliseconds within);
   void tell_others(const std::string& report);
+  void close_update_traffic();
 
   std::shared_ptr<Store> store_;
   int rank_, world_size_;
@@ -107,6 +119,9 @@ class Ledger : public std::enable_shared_from_this<Ledger> {
   std::uint64_t version_ = 0, published_version_ = 0;
   double published_at_ = 0;
   std::map<const CommGroup*, std::weak_ptr<CommGroup>> wrapped_;
+  Traffic traffic_, last_update_traffic_, total_traffic_;  // since the last update; the last; all
+  Traffic startup_traffic_;                                 // before the first step (step 0)
+  std::int64_t updates_ = 0;
   std::uint64_t skip_seq_ = 0;  // SHARDKIT_TEST_SKIP_COLLECTIVE for this rank (0 = none)
 
   std::atomic<bool> failing_{false}, stopping_{false};

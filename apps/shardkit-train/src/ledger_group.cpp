@@ -39,20 +39,20 @@ class LedgerGroup final : public CommGroup {
   const std::string& name() const override { return inner_->name(); }
 
   WorkHandle all_reduce(torch::Tensor& tensor, ReduceOp op, bool async) override {
-    return run("all_reduce", &tensor, async, [&] { return inner_->all_reduce(tensor, op, true); });
+    return run("all_reduce", &tensor, tensor.nbytes(), async, [&] { return inner_->all_reduce(tensor, op, true); });
   }
   WorkHandle broadcast(torch::Tensor& tensor, int root, bool async) override {
-    return run("broadcast", &tensor, async, [&] { return inner_->broadcast(tensor, root, true); });
+    return run("broadcast", &tensor, tensor.nbytes(), async, [&] { return inner_->broadcast(tensor, root, true); });
   }
   WorkHandle all_gather(torch::Tensor& output, const torch::Tensor& input, bool async) override {
-    return run("all_gather", &input, async, [&] { return inner_->all_gather(output, input, true); });
+    return run("all_gather", &input, output.nbytes(), async, [&] { return inner_->all_gather(output, input, true); });
   }
   WorkHandle reduce_scatter(torch::Tensor& output, const torch::Tensor& input, ReduceOp op,
                             bool async) override {
-    return run("reduce_scatter", &input, async, [&] { return inner_->reduce_scatter(output, input, op, true); });
+    return run("reduce_scatter", &input, input.nbytes(), async, [&] { return inner_->reduce_scatter(output, input, op, true); });
   }
   WorkHandle reduce_scatter_in_place(torch::Tensor& buffer, ReduceOp op, bool async) override {
-    return run("reduce_scatter", &buffer, async, [&] { return inner_->reduce_scatter_in_place(buffer, op, true); });
+    return run("reduce_scatter", &buffer, buffer.nbytes(), async, [&] { return inner_->reduce_scatter_in_place(buffer, op, true); });
   }
   void barrier() override {
     blocking("barrier", [&] {
@@ -66,10 +66,11 @@ class LedgerGroup final : public CommGroup {
   Support supports(CommOp op, torch::ScalarType dtype) const override { return inner_->supports(op, dtype); }
 
  private:
+  /// `payload`: the bytes of the whole tensor the collective makes (an all-gather's output).
   template <class F>
-  WorkHandle run(const char* op, const torch::Tensor* tensor, bool async, F&& start) {
+  WorkHandle run(const char* op, const torch::Tensor* tensor, std::size_t payload, bool async, F&& start) {
     if (ledger_->skip_for_test(name())) return completed_work();
-    const auto id = ledger_->issue(name(), op, tensor);
+    const auto id = ledger_->issue(name(), op, tensor, size(), static_cast<std::int64_t>(payload));
     WorkHandle work;
     try {
       work = start();
@@ -83,7 +84,7 @@ class LedgerGroup final : public CommGroup {
 
   template <class F>
   auto blocking(const char* op, F&& call) -> decltype(call()) {
-    const auto id = ledger_->issue(name(), op, nullptr);
+    const auto id = ledger_->issue(name(), op, nullptr, size(), 0);
     ledger_->waiting(id);
     try {
       auto result = call();

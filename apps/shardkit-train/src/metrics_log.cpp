@@ -22,6 +22,7 @@ MetricsRow metrics_row(const MetricsRecord& r) {
   row.values.emplace_back("step_s", r.step_s);
   row.values.emplace_back("elapsed_s", r.elapsed_s);
   for (const auto& [name, value] : r.policy) row.values.emplace_back(name, value);
+  for (const auto& [name, value] : r.comm) row.values.emplace_back(name, value);
   return row;
 }
 

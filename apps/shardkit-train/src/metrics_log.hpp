@@ -32,6 +32,8 @@ struct MetricsRecord {
   double step_s = 0;             ///< the whole step: data, preprocessing and update
   double elapsed_s = 0;          ///< seconds since training started (this process)
   std::map<std::string, double> policy;  ///< PolicyOutput::metrics, mean since the last log
+  /// This rank's collective traffic of the last update (the ledger's comm/... values; metrics.jsonl only).
+  std::map<std::string, double> comm;
 };
 
 /// The row the logger plugins get: the record's values named as metrics.jsonl names them.

@@ -75,6 +75,7 @@ MetricsRecord MetricsProcessor::write_line(std::int64_t done, const LineValues& 
   r.elapsed_s = seconds(now - start_);
   for (const auto& [name, sum] : window_.policy_sums) r.policy[name] = sum / window_steps;
   r.policy.insert(values.evaluated.begin(), values.evaluated.end());  // the same on every rank: averaging keeps it
+  r.comm = values.comm;
   window_.clear();
   {
     CollectiveScope scope("trainer, metrics");

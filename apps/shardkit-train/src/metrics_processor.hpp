@@ -45,6 +45,7 @@ struct LineValues {
   double lr = 0;         ///< learning rate of the last update
   double grad_norm = 0;  ///< gradient norm of the last update
   std::map<std::string, double> evaluated;  ///< eval_loss, ...: the same on every rank
+  std::map<std::string, double> comm;       ///< this rank's collective traffic of the last update (comm/...)
 };
 
 /// Owns rank 0's logger plugins (other ranks have none but reduce with it all the same).

@@ -326,7 +326,9 @@ int Trainer::run() {
     if (evaluation_ && evaluation_->due(done, update, steps_, epoch_ended))
       evaluated = evaluation_->run(done, *backend_, *policy_, batch_size_, mesh_->dp_group(), normalize, runtime_.device);
     if (metrics_->due(done, update, !evaluated.empty()))
-      metrics_->write_line(done, {epochs_done(), train_step.lr(), train_step.grad_norm(), std::move(evaluated)},
+      metrics_->write_line(done,
+                           {epochs_done(), train_step.lr(), train_step.grad_norm(), std::move(evaluated),
+                            ledger_ ? ledger::traffic_metrics(ledger_->last_update_traffic()) : std::map<std::string, double>()},
                            mesh_->world());
     const bool scheduled = options_.save_strategy == "epoch" ? epoch_ended
                                                               : options_.save_freq > 0 && done % options_.save_freq == 0;
@@ -348,6 +350,8 @@ int Trainer::run() {
   log->info("training done: {} steps in {:.1f} s", steps_ - resumed_.step, metrics_->elapsed_s());
   if (const auto phases = train_step.describe_phase_times(); !phases.empty())
     log->info("time per optimizer step: {}", phases);
+  if (ledger_)
+    if (const auto traffic = ledger_->traffic_summary_text(); !traffic.empty()) log->info("{}", traffic);
   if (cpu_tensor_counter_installed())
     log->info("peak CPU tensor memory while training: {} ({} bytes) on rank {}", format_bytes(cpu_tensor_peak()),
               cpu_tensor_peak(), runtime_.rank);

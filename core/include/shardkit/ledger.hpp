@@ -8,6 +8,7 @@
 //   group.all_gather(out, in, /*async=*/true);
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace shardkit {
@@ -27,5 +28,22 @@ class CollectiveScope {
 
 /// The label of the innermost live CollectiveScope ("" when none).
 std::string current_collective_scope();
+
+/// Says that `bytes` of the whole tensor of the collectives issued while it lives are padding
+/// (a flat buffer rounded up so that it splits evenly over the group): the ledger's byte
+/// accounting shows what padding costs on the wire apart (docs/scaling.md, "Bytes per step").
+class CollectivePadding {
+ public:
+  explicit CollectivePadding(std::int64_t bytes);
+  ~CollectivePadding();
+  CollectivePadding(const CollectivePadding&) = delete;
+  CollectivePadding& operator=(const CollectivePadding&) = delete;
+
+ private:
+  std::int64_t previous_;
+};
+
+/// The bytes of padding of the innermost live CollectivePadding (0 when none).
+std::int64_t current_collective_padding();
 
 }  // namespace shardkit
