@@ -123,6 +123,10 @@ void Unit::lay_out(ShardStyle style) {
     if (style == ShardStyle::Rows && p.trainable) reduce_len_ += p.shard_span;
   }
   if (style != ShardStyle::Rows) reduce_len_ = shard_len_;
+  std::int64_t reduced = style == ShardStyle::Rows ? 0 : total_;
+  for (const auto& p : params_)
+    if (style == ShardStyle::Rows && p.trainable) reduced += p.numel;
+  reduce_padding_ = group_.size() * reduce_len_ - reduced;
 }
 
 void Unit::shard_from_whole() {
@@ -287,14 +291,7 @@ void Unit::start_reduce(bool scatter) {
   for (auto& p : params_) p.full.mutable_grad() = torch::Tensor();
   Stopwatch watch(times_.issue);
   CollectiveScope scope(label_);
-  // Rows units reduce their trainable parameters' pieces, Flat units their whole shard.
-  std::int64_t reduced = total_;
-  if (style_ == ShardStyle::Rows) {
-    reduced = 0;
-    for (const auto& p : params_)
-      if (p.trainable) reduced += p.numel;
-  }
-  CollectivePadding padded((reduce_input_.numel() - reduced) * reduce_input_.element_size());
+  CollectivePadding padded(reduce_padding_ * reduce_input_.element_size());
   // Either way this rank's reduced range ends up in its own part of the input, which is scratch.
   scattered_ = scatter;
   reduce_work_ = scatter ? group_.reduce_scatter_in_place(reduce_input_, ReduceOp::Avg, /*async=*/true)

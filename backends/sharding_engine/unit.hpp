@@ -123,6 +123,9 @@ class Unit {
   /// unit with frozen parameters only the trainable pieces (FSDP2 reduces only parameters
   /// with gradients: a LoRA run's reductions are the adapter's size, not the base's).
   std::int64_t reduce_len_ = 0;
+  /// Elements of a reduction's input that are padding: the group's segments beyond the
+  /// parameters they reduce (the ledger counts them apart).
+  std::int64_t reduce_padding_ = 0;
 
   std::string name_, label_;
   std::vector<UnitParam> params_;

@@ -64,7 +64,7 @@ std::uint64_t Ledger::issue(const std::string& group, const char* op, const torc
   const auto source = e.scope.substr(0, e.scope.find(','));
   const auto padding = current_collective_padding();
   std::lock_guard<std::mutex> lock(mutex_);
-  auto& traffic = (step_ == 0 ? startup_traffic_ : traffic_)[{group.substr(0, group.find('/')), e.op, source}];
+  auto& traffic = (step_ == 0 ? startup_traffic_ : traffic_)[{group_kind(group), e.op, source}];
   ++traffic.calls;
   traffic.payload_bytes += payload;
   traffic.sent_bytes += ring_bytes(e.op, payload, group_size);

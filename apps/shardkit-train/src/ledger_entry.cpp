@@ -41,11 +41,13 @@ std::uint64_t fnv(std::uint64_t h, const std::string& s) {
 
 }  // namespace
 
+std::string group_kind(const std::string& group) { return group.substr(0, group.find('/')); }
+
 std::uint64_t signature_of(const std::string& op, const std::string& group,
                            const std::vector<std::int64_t>& shape, const std::string& dtype,
                            const std::string& scope) {
   auto h = fnv(kFnvOffset, op);
-  h = fnv(h, group.substr(0, group.find('/')));
+  h = fnv(h, group_kind(group));
   for (const auto d : shape) h = fnv(h, &d, sizeof d);
   h = fnv(h, dtype);
   return fnv(h, scope);

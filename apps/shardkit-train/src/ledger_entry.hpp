@@ -25,6 +25,10 @@ struct Entry {
   std::string text() const;
 };
 
+/// A group's kind: its name up to '/' ("dp_shard/1" -> "dp_shard"), which every member of the
+/// kind's groups shares.
+std::string group_kind(const std::string& group);
+
 /// Hash of what must agree across the members of a group: the operation, the group's kind
 /// (its name up to '/', so that dp_shard/0 and dp_shard/1 compare), shape, dtype and scope.
 std::uint64_t signature_of(const std::string& op, const std::string& group,

@@ -49,10 +49,12 @@ class LedgerGroup final : public CommGroup {
   }
   WorkHandle reduce_scatter(torch::Tensor& output, const torch::Tensor& input, ReduceOp op,
                             bool async) override {
-    return run("reduce_scatter", &input, input.nbytes(), async, [&] { return inner_->reduce_scatter(output, input, op, true); });
+    return run("reduce_scatter", &input, input.nbytes(), async,
+               [&] { return inner_->reduce_scatter(output, input, op, true); });
   }
   WorkHandle reduce_scatter_in_place(torch::Tensor& buffer, ReduceOp op, bool async) override {
-    return run("reduce_scatter", &buffer, buffer.nbytes(), async, [&] { return inner_->reduce_scatter_in_place(buffer, op, true); });
+    return run("reduce_scatter", &buffer, buffer.nbytes(), async,
+               [&] { return inner_->reduce_scatter_in_place(buffer, op, true); });
   }
   void barrier() override {
     blocking("barrier", [&] {

@@ -12,8 +12,6 @@ std::string ago(double seconds) {
   return text;
 }
 
-std::string kind_of(const std::string& group) { return group.substr(0, group.find('/')); }
-
 std::string rank_name(int rank) { return "rank " + std::to_string(rank); }
 
 /// One line on what `peer` was doing when it last published.
@@ -47,7 +45,7 @@ std::optional<Difference> first_difference_in_order(const std::vector<Entry>& mi
   const auto n = std::max(mine.size(), theirs.size());
   for (std::size_t i = 0; i < n; ++i) {
     if (i < mine.size() && i < theirs.size() && mine[i].signature == theirs[i].signature &&
-        kind_of(mine[i].group) == kind_of(theirs[i].group))
+        group_kind(mine[i].group) == group_kind(theirs[i].group))
       continue;
     Entry ended;
     ended.op = "(nothing: the step ended)";

@@ -74,10 +74,13 @@ std::string traffic_summary(const Traffic& total, std::int64_t updates, const Tr
     padding += count.padding_sent_bytes;
     text += fmt::format("\n  {} ({} ranks) {} from {}: {:.1f} calls, {} of tensors, {} sent", key.group,
                         count.group_size, key.op, key.source, static_cast<double>(count.calls) / per,
-                        bytes_text(static_cast<double>(count.payload_bytes) / per), bytes_text(count.sent_bytes / per));
-    if (count.padding_sent_bytes > 0) text += fmt::format(" ({} of it padding)", bytes_text(count.padding_sent_bytes / per));
+                        bytes_text(static_cast<double>(count.payload_bytes) / per),
+                        bytes_text(count.sent_bytes / per));
+    if (count.padding_sent_bytes > 0)
+      text += fmt::format(" ({} of it padding)", bytes_text(count.padding_sent_bytes / per));
   }
-  text += fmt::format("\n  total: {} sent per update, {} of it padding", bytes_text(sent / per), bytes_text(padding / per));
+  text += fmt::format("\n  total: {} sent per update, {} of it padding", bytes_text(sent / per),
+                      bytes_text(padding / per));
   double startup_sent = 0;
   std::int64_t startup_calls = 0;
   for (const auto& [key, count] : startup) {

@@ -38,8 +38,8 @@ using Traffic = std::map<TrafficKey, TrafficCount>;
 void add_traffic(Traffic& a, const Traffic& b);
 
 /// metrics.jsonl's names for one update's traffic: comm/bytes_sent, comm/bytes_received,
-/// comm/calls and comm/padding_bytes_sent (everything, padding included), comm/<group>/<op>/{bytes_sent,calls} and comm/<source>/bytes_sent
-/// (a source's spaces as '_').
+/// comm/calls and comm/padding_bytes_sent (everything, padding included),
+/// comm/<group>/<op>/{bytes_sent,calls} and comm/<source>/bytes_sent (a source's spaces as '_').
 std::map<std::string, double> traffic_metrics(const Traffic& traffic);
 
 /// The end-of-run summary: one line per group, kind and source, the mean per update over

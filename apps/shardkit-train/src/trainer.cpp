@@ -325,11 +325,12 @@ int Trainer::run() {
     std::map<std::string, double> evaluated;
     if (evaluation_ && evaluation_->due(done, update, steps_, epoch_ended))
       evaluated = evaluation_->run(done, *backend_, *policy_, batch_size_, mesh_->dp_group(), normalize, runtime_.device);
-    if (metrics_->due(done, update, !evaluated.empty()))
-      metrics_->write_line(done,
-                           {epochs_done(), train_step.lr(), train_step.grad_norm(), std::move(evaluated),
-                            ledger_ ? ledger::traffic_metrics(ledger_->last_update_traffic()) : std::map<std::string, double>()},
-                           mesh_->world());
+    if (metrics_->due(done, update, !evaluated.empty())) {
+      auto comm = ledger_ ? ledger::traffic_metrics(ledger_->last_update_traffic()) : std::map<std::string, double>();
+      metrics_->write_line(
+          done, {epochs_done(), train_step.lr(), train_step.grad_norm(), std::move(evaluated), std::move(comm)},
+          mesh_->world());
+    }
     const bool scheduled = options_.save_strategy == "epoch" ? epoch_ended
                                                               : options_.save_freq > 0 && done % options_.save_freq == 0;
     const bool saved_now = save && (scheduled || done == steps_);
